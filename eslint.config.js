@@ -1,0 +1,31 @@
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'data/**', 'docs/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      'no-console': ['error', { allow: ['warn', 'error'] }],
+    },
+  },
+  {
+    // The protocol core takes plain objects and returns plain results: no HTTP
+    // framework, no database driver, no reaching into the adapters (STYLE.md).
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['fastify', 'fastify/*', '@fastify/*', 'express', 'koa', 'hono'], message: 'The protocol core must not import an HTTP framework.' },
+          { group: ['kysely', 'kysely/*', 'pg', 'pg-*', 'better-sqlite3', 'ioredis', 'redis'], message: 'The protocol core must not import a database driver.' },
+          { group: ['**/http/**', '**/store/**', '**/infra/**', '**/cli/**', '**/server', '**/server.js', '**/gatehouse.js'], message: 'The protocol core must not depend on the adapters around it.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'examples/**/*.ts'],
+    rules: { 'no-console': 'off' },
+  },
+);

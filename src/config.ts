@@ -1,0 +1,114 @@
+/**
+ * Settings: flags, then environment variables, then these defaults
+ * (INTERFACE.md). Validated once at start; a bad value stops the process with
+ * a message naming the setting.
+ */
+export interface Config {
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  host: string;
+  authPort: number;
+  apiPort: number;
+  botPort: number;
+  roles: Set<Role>;
+  authUrl: string;
+  apiUrl: string;
+  botApiUrl: string;
+  allowPrivateWebhooks: boolean;
+  /** Bearer credential for the admin HTTP API; the API is off without it. */
+  adminToken: string | undefined;
+  accessTokenTtl: number;
+  codeTtl: number;
+  refreshTokenTtl: number;
+  sessionTtl: number;
+  /** GET on the token endpoint (one implementation of the seed accepts it); off by default. */
+  tokenEndpointGet: boolean;
+  /** `/oauth/token_key` open to everyone (it always is at /.well-known/jwks.json). */
+  openTokenKey: boolean;
+  /** Trust X-Forwarded-* from this proxy setting (fastify `trustProxy`). */
+  trustProxy: boolean | string;
+  logLevel: string;
+}
+
+export type Role = 'auth' | 'api' | 'bot' | 'worker';
+const ROLES: readonly Role[] = ['auth', 'api', 'bot', 'worker'];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Source = Record<string, string | undefined>;
+
+function int(src: Source, name: string, def: number, min = 0, max = 2 ** 31): number {
+  const raw = src[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+function bool(src: Source, name: string, def: boolean): boolean {
+  const raw = src[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return def;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${src[name]}"`);
+}
+
+function url(src: Source, name: string, def: string): string {
+  const raw = src[name] || def;
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** Environment-variable names of each flag: `--auth-port` is GATEHOUSE_AUTH_PORT. */
+export function flagsToEnv(flags: Record<string, string | boolean | undefined>): Source {
+  const out: Source = {};
+  for (const [k, v] of Object.entries(flags)) {
+    if (v === undefined) continue;
+    out[`GATEHOUSE_${k.toUpperCase().replace(/-/g, '_')}`] = String(v);
+  }
+  return out;
+}
+
+export function loadConfig(env: Source = process.env, flags: Source = {}): Config {
+  const src: Source = { ...env, ...flags };
+  const host = src.GATEHOUSE_HOST || '127.0.0.1';
+  const authPort = int(src, 'GATEHOUSE_AUTH_PORT', 8080, 0, 65535);
+  const apiPort = int(src, 'GATEHOUSE_API_PORT', 8081, 0, 65535);
+  const botPort = int(src, 'GATEHOUSE_BOT_PORT', 8082, 0, 65535);
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const roles = new Set((src.GATEHOUSE_ROLES || 'auth,api,bot,worker').split(',').map((r) => r.trim()).filter(Boolean));
+  for (const r of roles) if (!ROLES.includes(r as Role)) throw new ConfigError(`GATEHOUSE_ROLES: unknown role "${r}" (use ${ROLES.join(',')})`);
+  const databaseUrl = src.GATEHOUSE_DATABASE_URL || 'sqlite:./data/gatehouse.db';
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) throw new ConfigError('GATEHOUSE_DATABASE_URL must be sqlite:PATH, sqlite::memory: or postgres://…');
+  const trust = src.GATEHOUSE_TRUST_PROXY;
+  return {
+    databaseUrl,
+    redisUrl: src.GATEHOUSE_REDIS_URL || undefined,
+    host,
+    authPort,
+    apiPort,
+    botPort,
+    roles: roles as Set<Role>,
+    // With port 0 the real URL is known only after listening; the server fills it in then.
+    authUrl: url(src, 'GATEHOUSE_AUTH_URL', `http://${urlHost}:${authPort}`),
+    apiUrl: url(src, 'GATEHOUSE_API_URL', `http://${urlHost}:${apiPort}`),
+    botApiUrl: url(src, 'GATEHOUSE_BOT_API_URL', `http://${urlHost}:${botPort}`),
+    allowPrivateWebhooks: bool(src, 'GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS', false),
+    adminToken: src.GATEHOUSE_ADMIN_TOKEN || undefined,
+    accessTokenTtl: int(src, 'GATEHOUSE_ACCESS_TOKEN_TTL', 3600, 1),
+    codeTtl: int(src, 'GATEHOUSE_CODE_TTL', 60, 1, 600),
+    refreshTokenTtl: int(src, 'GATEHOUSE_REFRESH_TOKEN_TTL', 30 * 24 * 3600, 1),
+    sessionTtl: int(src, 'GATEHOUSE_SESSION_TTL', 12 * 3600, 60),
+    tokenEndpointGet: bool(src, 'GATEHOUSE_TOKEN_ENDPOINT_GET', false),
+    openTokenKey: bool(src, 'GATEHOUSE_OPEN_TOKEN_KEY', false),
+    trustProxy: trust === undefined || trust === '' ? false : ['true', 'false'].includes(trust) ? trust === 'true' : trust,
+    logLevel: src.GATEHOUSE_LOG_LEVEL || 'info',
+  };
+}

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { randomToken, sha256 } from './crypto.js';
+import { GRANT_TYPES, type Client, type ClientAuthMethod, type TokenFormat, type User } from './model.js';
+import type { Clock, PasswordHasher, Stores } from './ports.js';
+import { parseScope } from './scope.js';
+import { domainHost, redirectUriProblem } from './oauth/redirect-uri.js';
+
+/** Bad input to an administrative operation; the message is safe to show. */
+export class InputError extends Error {
+  override name = 'InputError';
+}
+
+export interface ClientInput {
+  name: string;
+  redirectUris: string[];
+  grantTypes?: string[];
+  scope?: string;
+  public?: boolean;
+  authMethod?: string;
+  trusted?: boolean;
+  introspect?: boolean;
+  domain?: string | null;
+  tokenFormat?: string;
+}
+
+export interface CreatedClient {
+  client: Client;
+  /** Shown once; only its hash is stored. */
+  secret: string | undefined;
+}
+
+const AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
+/** Redirect-based grants need at least one redirect URI. */
+const REDIRECTING = ['authorization_code', 'implicit'];
+/** Extension grants are named by absolute URIs (RFC 6749 §4.5). */
+const isExtensionGrant = (g: string) => /^[a-z][a-z0-9+.-]*:/i.test(g);
+
+/** Validates a registration and creates the client with a server-generated ≥256-bit secret. */
+export async function createClient(stores: Pick<Stores, 'clients'>, clock: Clock, input: ClientInput): Promise<CreatedClient> {
+  const name = input.name?.trim();
+  if (!name || name.length > 200) throw new InputError('name is required (at most 200 characters)');
+  const grantTypes = input.grantTypes?.length ? [...new Set(input.grantTypes)] : ['authorization_code', 'refresh_token'];
+  const unknown = grantTypes.filter((g) => !GRANT_TYPES.includes(g) && !isExtensionGrant(g));
+  if (unknown.length) throw new InputError(`unknown grant type: ${unknown.join(', ')}`);
+  const isPublic = input.public === true || input.authMethod === 'none';
+  const authMethod = (isPublic ? 'none' : input.authMethod ?? 'client_secret_basic') as ClientAuthMethod;
+  if (!AUTH_METHODS.includes(authMethod)) throw new InputError(`unknown auth method: ${authMethod}`);
+  if (isPublic && grantTypes.some((g) => g === 'client_credentials' || g === 'password')) {
+    throw new InputError('a public client cannot use the client_credentials or password grant');
+  }
+  const tokenFormat = (input.tokenFormat ?? 'jwt') as TokenFormat;
+  if (tokenFormat !== 'jwt' && tokenFormat !== 'opaque') throw new InputError('token format must be jwt or opaque');
+  const domain = input.domain?.trim() || null;
+  if (domain && !domainHost(domain)) throw new InputError(`invalid domain: ${domain}`);
+  const redirectUris = [...new Set(input.redirectUris ?? [])];
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri, domain);
+    if (problem) throw new InputError(problem);
+  }
+  if (grantTypes.some((g) => REDIRECTING.includes(g)) && redirectUris.length === 0) {
+    throw new InputError('at least one redirect URI is required for the authorization_code and implicit grants');
+  }
+  let scope: string[];
+  try {
+    scope = parseScope(input.scope ?? 'user');
+  } catch {
+    throw new InputError('malformed scope');
+  }
+  const secret = isPublic ? undefined : randomToken(32);
+  const client: Client = {
+    id: randomToken(16),
+    name,
+    secretHash: secret ? sha256(secret) : null,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
+    redirectUris,
+    grantTypes,
+    scope,
+    authMethod,
+    trusted: input.trusted === true,
+    introspect: input.introspect === true,
+    domain,
+    tokenFormat,
+    createdAt: clock.now(),
+  };
+  await stores.clients.create(client);
+  return { client, secret };
+}
+
+/** New secret; the old one keeps working for `graceSeconds` so deployments can roll over. */
+export async function rotateClientSecret(stores: Pick<Stores, 'clients'>, clock: Clock, clientId: string, graceSeconds: number): Promise<string> {
+  const client = await stores.clients.get(clientId);
+  if (!client) throw new InputError('unknown client');
+  if (!client.secretHash) throw new InputError('a public client has no secret');
+  const secret = randomToken(32);
+  await stores.clients.update(clientId, {
+    secretHash: sha256(secret),
+    previousSecretHash: client.secretHash,
+    previousSecretExpiresAt: clock.now() + graceSeconds * 1000,
+  });
+  return secret;
+}
+
+/** The client as shown by the CLI and the admin API (INTERFACE.md). */
+export function describeClient(c: Client, secret?: string): Record<string, unknown> {
+  return {
+    client_id: c.id,
+    ...(secret ? { client_secret: secret } : {}),
+    client_name: c.name,
+    redirect_uris: c.redirectUris,
+    grant_types: c.grantTypes,
+    scope: c.scope.join(' '),
+    token_endpoint_auth_method: c.authMethod,
+    trusted: c.trusted,
+    introspect: c.introspect,
+    domain: c.domain,
+    token_format: c.tokenFormat,
+  };
+}
+
+const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+export interface UserInput {
+  username: string;
+  email: string;
+  password: string;
+  name?: string | null;
+}
+
+export async function createUser(stores: Pick<Stores, 'users'>, hasher: PasswordHasher, clock: Clock, input: UserInput): Promise<User> {
+  if (!USERNAME.test(input.username ?? '')) throw new InputError('username: 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit');
+  if (!EMAIL.test(input.email ?? '') || input.email.length > 254) throw new InputError('email is not a valid address');
+  // NIST SP 800-63B §5.1.1.2: at least 8 characters; long passphrases allowed.
+  if (typeof input.password !== 'string' || input.password.length < 8 || input.password.length > 1024) {
+    throw new InputError('password must be 8 to 1024 characters');
+  }
+  if (await stores.users.findByUsername(input.username)) throw new InputError('username already taken');
+  const user: User = {
+    id: randomUUID(),
+    username: input.username,
+    email: input.email,
+    name: input.name ?? null,
+    passwordHash: await hasher.hash(input.password),
+    createdAt: clock.now(),
+  };
+  await stores.users.create(user);
+  return user;
+}

@@ -1,0 +1,125 @@
+/** Records the core reads and writes. Times are Unix milliseconds. */
+
+export type GrantType = 'authorization_code' | 'implicit' | 'password' | 'client_credentials' | 'refresh_token' | (string & {});
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type TokenFormat = 'jwt' | 'opaque';
+
+export const GRANT_TYPES: readonly string[] = [
+  'authorization_code',
+  'implicit',
+  'password',
+  'client_credentials',
+  'refresh_token',
+];
+
+export interface Client {
+  id: string;
+  name: string;
+  /** SHA-256 of the secret; null for public clients. */
+  secretHash: string | null;
+  /** During rotation the previous secret stays valid until this time. */
+  previousSecretHash: string | null;
+  previousSecretExpiresAt: number | null;
+  redirectUris: string[];
+  grantTypes: GrantType[];
+  scope: string[];
+  authMethod: ClientAuthMethod;
+  /** First-party app: consent is skipped. */
+  trusted: boolean;
+  /** May call the introspection endpoint (a resource server). */
+  introspect: boolean;
+  /** Bound site: every redirect URI must sit under it (spec §2). */
+  domain: string | null;
+  tokenFormat: TokenFormat;
+  createdAt: number;
+}
+
+export const isPublic = (c: Client) => c.authMethod === 'none';
+
+export interface User {
+  id: string;
+  username: string;
+  email: string;
+  name: string | null;
+  passwordHash: string;
+  createdAt: number;
+}
+
+export interface AuthorizationCode {
+  codeHash: string;
+  clientId: string;
+  userId: string;
+  /** The redirect_uri parameter as sent (null when the request omitted it: RFC 6749 §4.1.3). */
+  redirectUri: string | null;
+  scope: string[];
+  codeChallenge: string | null;
+  codeChallengeMethod: 'S256' | null;
+  nonce: string | null;
+  familyId: string;
+  authTime: number;
+  createdAt: number;
+  expiresAt: number;
+  consumedAt: number | null;
+}
+
+/** Every token descended from one grant (a code, a password grant): revoked together. */
+export interface TokenFamily {
+  id: string;
+  clientId: string;
+  userId: string | null;
+  scope: string[];
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface RefreshToken {
+  tokenHash: string;
+  familyId: string;
+  clientId: string;
+  userId: string | null;
+  scope: string[];
+  createdAt: number;
+  expiresAt: number;
+  rotatedAt: number | null;
+  revokedAt: number | null;
+}
+
+/** Opaque access tokens are stored (by hash); JWT ones are not. */
+export interface OpaqueAccessToken {
+  tokenHash: string;
+  jti: string;
+  familyId: string | null;
+  clientId: string;
+  userId: string | null;
+  scope: string[];
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
+export interface Consent {
+  userId: string;
+  clientId: string;
+  scope: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SigningKey {
+  kid: string;
+  alg: 'ES256';
+  privateKeyPem: string;
+  publicJwk: Record<string, string>;
+  createdAt: number;
+  /** Set when a newer key takes over signing; the key stays published until expiresAt. */
+  retiredAt: number | null;
+  expiresAt: number | null;
+}
+
+export interface Session {
+  idHash: string;
+  userId: string;
+  authTime: number;
+  createdAt: number;
+  expiresAt: number;
+}

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { OAuthError, invalidRequest } from '../errors.js';
+import { randomToken, sha256 } from '../crypto.js';
+import type { Client } from '../model.js';
+import { isPublic } from '../model.js';
+import type { Clock, Storage } from '../ports.js';
+import { single, type Params } from '../params.js';
+import { formatScope, isSubset, resolveScope } from '../scope.js';
+import type { OAuthConfig } from './config.js';
+import { redirectUriMatches } from './redirect-uri.js';
+import type { TokenIssuer } from './tokens.js';
+
+export interface AuthorizationRequest {
+  client: Client;
+  /** Where the response goes. */
+  redirectUri: string;
+  /** redirect_uri as sent, or null when omitted (then it must also be omitted at the token endpoint). */
+  redirectUriParam: string | null;
+  responseType: 'code' | 'token';
+  scope: string[];
+  state: string | undefined;
+  codeChallenge: string | undefined;
+  nonce: string | undefined;
+}
+
+export interface ErrorRedirect {
+  redirectUri: string;
+  mode: 'query' | 'fragment';
+  state: string | undefined;
+}
+
+/**
+ * An authorization request that failed. Without `redirect` the client or its
+ * redirect URI could not be trusted, and the user sees an error page: we never
+ * redirect to an unverified URI (RFC 6749 §4.1.2.1, RFC 9700 §4.11).
+ */
+export class AuthorizeError extends Error {
+  constructor(readonly oauth: OAuthError, readonly redirect?: ErrorRedirect) {
+    super(oauth.message);
+  }
+}
+
+/** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is 43 characters. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Builds a redirect with response parameters in the query or the fragment (RFC 6749 §4.1.2, §4.2.2). */
+export function buildRedirect(uri: string, mode: 'query' | 'fragment', values: Record<string, string | undefined>): string {
+  const entries = Object.entries(values).filter((e): e is [string, string] => e[1] !== undefined);
+  if (mode === 'fragment') return `${uri}#${new URLSearchParams(entries).toString()}`;
+  const url = new URL(uri);
+  for (const [k, v] of entries) url.searchParams.append(k, v);
+  return url.toString();
+}
+
+export class AuthorizationEndpoint {
+  constructor(
+    private readonly deps: { storage: Storage; config: OAuthConfig; clock: Clock; issuer: TokenIssuer },
+  ) {}
+
+  /** Validates client and redirect URI first, then the rest (RFC 6749 §4.1.2.1). */
+  async validate(params: Params): Promise<AuthorizationRequest> {
+    const fatal = (d: string) => new AuthorizeError(invalidRequest(d));
+    let clientId: string | undefined;
+    let redirectParam: string | undefined;
+    try {
+      clientId = single(params, 'client_id');
+      redirectParam = single(params, 'redirect_uri');
+    } catch (e) {
+      throw new AuthorizeError(e as OAuthError);
+    }
+    if (!clientId) throw fatal('missing client_id');
+    const client = await this.deps.storage.clients.get(clientId);
+    if (!client) throw fatal('unknown client');
+    let redirectUri: string;
+    if (redirectParam !== undefined) {
+      if (!redirectUriMatches(client.redirectUris, redirectParam)) throw fatal('redirect_uri is not registered for this client');
+      redirectUri = redirectParam;
+    } else if (client.redirectUris.length === 1) {
+      redirectUri = client.redirectUris[0]!;
+    } else {
+      throw fatal('missing redirect_uri');
+    }
+
+    // From here on errors go back to the client's verified redirect URI.
+    const rawType = params.response_type;
+    const mode = rawType === 'token' ? 'fragment' : 'query';
+    let state: string | undefined;
+    try {
+      state = single(params, 'state');
+    } catch (e) {
+      throw new AuthorizeError(e as OAuthError, { redirectUri, mode, state: undefined });
+    }
+    try {
+      const responseType = single(params, 'response_type');
+      if (responseType === undefined) throw invalidRequest('missing response_type');
+      if (responseType !== 'code' && responseType !== 'token') {
+        throw new OAuthError('unsupported_response_type', `response_type ${responseType} is not supported`);
+      }
+      const grant = responseType === 'code' ? 'authorization_code' : 'implicit';
+      if (!client.grantTypes.includes(grant)) throw new OAuthError('unauthorized_client', `client is not allowed response_type=${responseType}`);
+      const scope = resolveScope(single(params, 'scope'), client.scope);
+      const nonce = single(params, 'nonce');
+      let codeChallenge: string | undefined;
+      if (responseType === 'code') {
+        codeChallenge = single(params, 'code_challenge');
+        const method = single(params, 'code_challenge_method');
+        if (codeChallenge !== undefined) {
+          // plain is not offered: it protects nothing against a leaked request (RFC 9700 §2.1.1).
+          if (method !== 'S256') throw invalidRequest('code_challenge_method must be S256');
+          if (!S256_CHALLENGE.test(codeChallenge)) throw invalidRequest('malformed code_challenge');
+        } else if (method !== undefined) {
+          throw invalidRequest('code_challenge_method without code_challenge');
+        } else if (isPublic(client)) {
+          throw invalidRequest('PKCE (code_challenge with S256) is required for public clients');
+        }
+      }
+      return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce };
+    } catch (e) {
+      if (e instanceof OAuthError) throw new AuthorizeError(e, { redirectUri, mode, state });
+      throw e;
+    }
+  }
+
+  /** Consent is skipped for trusted clients and for scopes the user already granted. */
+  async needsConsent(req: AuthorizationRequest, userId: string): Promise<boolean> {
+    if (req.client.trusted) return false;
+    const consent = await this.deps.storage.consents.get(userId, req.client.id);
+    return !consent || !isSubset(req.scope, consent.scope);
+  }
+
+  /** The user approved: record the grant and answer with a code or (implicit) a token. */
+  async approve(req: AuthorizationRequest, user: { id: string; authTime: number }): Promise<string> {
+    const { storage, config, clock, issuer } = this.deps;
+    const now = clock.now();
+    await storage.consents.grant(user.id, req.client.id, req.scope, now);
+    const mode = req.responseType === 'code' ? 'query' : 'fragment';
+    if (req.responseType === 'code') {
+      const code = randomToken();
+      await storage.codes.save({
+        codeHash: sha256(code), clientId: req.client.id, userId: user.id, redirectUri: req.redirectUriParam,
+        scope: req.scope, codeChallenge: req.codeChallenge ?? null, codeChallengeMethod: req.codeChallenge ? 'S256' : null,
+        nonce: req.nonce ?? null, familyId: randomUUID(), authTime: user.authTime, createdAt: now,
+        expiresAt: now + config.codeTtl * 1000, consumedAt: null,
+      });
+      // RFC 9207: iss in the response defends against mix-up attacks.
+      return buildRedirect(req.redirectUri, mode, { code, state: req.state, iss: config.issuer });
+    }
+    // RFC 6749 §4.2.2: no refresh token in the implicit grant.
+    const { token, expiresIn } = await issuer.accessToken(storage, { client: req.client, userId: user.id, scope: req.scope, familyId: null });
+    return buildRedirect(req.redirectUri, mode, {
+      access_token: token, token_type: 'Bearer', expires_in: String(expiresIn), scope: formatScope(req.scope),
+      state: req.state, iss: config.issuer,
+    });
+  }
+
+  /** RFC 6749 §4.1.2.1 access_denied. */
+  deny(req: AuthorizationRequest): string {
+    return this.errorRedirect(new OAuthError('access_denied', 'the user denied the request'), {
+      redirectUri: req.redirectUri, mode: req.responseType === 'code' ? 'query' : 'fragment', state: req.state,
+    });
+  }
+
+  errorRedirect(err: OAuthError, r: ErrorRedirect): string {
+    return buildRedirect(r.redirectUri, r.mode, { error: err.error, error_description: err.description, state: r.state, iss: this.deps.config.issuer });
+  }
+}

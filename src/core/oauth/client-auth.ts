@@ -1,0 +1,82 @@
+import { OAuthError, invalidRequest } from '../errors.js';
+import { safeEqual, sha256 } from '../crypto.js';
+import type { Client } from '../model.js';
+import { isPublic } from '../model.js';
+import type { ClientStore } from '../ports.js';
+import { single, type Params } from '../params.js';
+
+export interface ClientCredentialsInput {
+  /** The Authorization header, if any. */
+  authorization: string | undefined;
+  params: Params;
+}
+
+export type AuthMethodUsed = 'client_secret_basic' | 'client_secret_post' | 'none';
+
+/** A failed authentication through the header must answer 401 with a challenge (RFC 6749 §5.2). */
+export class ClientAuthError extends OAuthError {
+  constructor(description: string, readonly usedHeader: boolean) {
+    super('invalid_client', description, 401);
+  }
+}
+
+/** RFC 6749 §2.3.1: id and secret are form-encoded before Base64. */
+function parseBasic(header: string): { id: string; secret: string } | undefined {
+  const m = /^Basic[ ]+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(header);
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const i = decoded.indexOf(':');
+  if (i < 0) return undefined;
+  try {
+    const dec = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: dec(decoded.slice(0, i)), secret: dec(decoded.slice(i + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
+export function secretMatches(client: Client, secret: string, now: number): boolean {
+  const hash = sha256(secret);
+  if (client.secretHash && safeEqual(hash, client.secretHash)) return true;
+  return Boolean(
+    client.previousSecretHash && client.previousSecretExpiresAt && client.previousSecretExpiresAt > now &&
+      safeEqual(hash, client.previousSecretHash),
+  );
+}
+
+/**
+ * Authenticates the client of a token, introspection or revocation request
+ * (RFC 6749 §2.3). Confidential clients may send their secret by either
+ * secret method (the seed's clients post it in the body); public clients
+ * identify themselves with `client_id` alone. More than one method is an error.
+ */
+export async function authenticateClient(
+  clients: ClientStore,
+  input: ClientCredentialsInput,
+  now: number,
+): Promise<{ client: Client; method: AuthMethodUsed }> {
+  const bodyId = single(input.params, 'client_id');
+  const bodySecret = single(input.params, 'client_secret');
+  const header = input.authorization;
+  const usedHeader = header !== undefined && /^Basic\b/i.test(header);
+
+  if (usedHeader) {
+    if (bodySecret !== undefined) throw invalidRequest('more than one client authentication method used');
+    const creds = parseBasic(header!);
+    if (!creds) throw new ClientAuthError('malformed Basic credentials', true);
+    if (bodyId !== undefined && bodyId !== creds.id) throw new ClientAuthError('client_id does not match the credentials', true);
+    const client = await clients.get(creds.id);
+    if (!client || isPublic(client) || !secretMatches(client, creds.secret, now)) throw new ClientAuthError('client authentication failed', true);
+    return { client, method: 'client_secret_basic' };
+  }
+  if (bodyId === undefined) throw new ClientAuthError('client authentication required', false);
+  const client = await clients.get(bodyId);
+  if (!client) throw new ClientAuthError('client authentication failed', false);
+  if (bodySecret !== undefined) {
+    if (isPublic(client) || !secretMatches(client, bodySecret, now)) throw new ClientAuthError('client authentication failed', false);
+    return { client, method: 'client_secret_post' };
+  }
+  if (!isPublic(client)) throw new ClientAuthError('client authentication required', false);
+  return { client, method: 'none' };
+}
+

@@ -1,0 +1,46 @@
+import { invalidGrant, invalidRequest } from '../../errors.js';
+import { s256, safeEqual, sha256 } from '../../crypto.js';
+import { required, single } from '../../params.js';
+import { mayRefresh, type Grant } from './grant.js';
+
+/** RFC 7636 §4.1: code_verifier = 43*128unreserved. */
+const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+/** RFC 6749 §4.1.3, with RFC 7636 PKCE and RFC 9700 §4.5 replay handling. */
+export const authorizationCodeGrant: Grant = {
+  grantType: 'authorization_code',
+  parameters: new Set(['code', 'redirect_uri', 'code_verifier']),
+  async handle({ client, params }, { storage, clock, issuer }) {
+    const code = required(params, 'code');
+    const redirectUri = single(params, 'redirect_uri');
+    const verifier = single(params, 'code_verifier');
+    if (verifier !== undefined && !VERIFIER.test(verifier)) throw invalidRequest('malformed code_verifier');
+    const now = clock.now();
+
+    // Atomically burn the single-use code before anything else is checked.
+    const consumed = await storage.codes.consume(sha256(code), now);
+    if (!consumed) throw invalidGrant('invalid authorization code');
+    const c = consumed.code;
+    if (consumed.replay) {
+      // RFC 6749 §4.1.2: a code used twice revokes what was issued from it.
+      await storage.tokens.revokeFamily(c.familyId, now);
+      throw invalidGrant('authorization code already used');
+    }
+    if (c.clientId !== client.id) throw invalidGrant('authorization code was issued to another client');
+    if (c.expiresAt <= now) throw invalidGrant('authorization code expired');
+    // §4.1.3: required and identical when the authorization request carried one.
+    if (c.redirectUri !== null && redirectUri !== c.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
+    if (c.codeChallenge) {
+      if (!verifier) throw invalidGrant('code_verifier required');
+      if (!safeEqual(s256(verifier), c.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
+    } else if (verifier !== undefined) {
+      // RFC 9700 §2.1.1: a verifier without a challenge is a PKCE downgrade attempt.
+      throw invalidGrant('code_verifier sent but the authorization request had no code_challenge');
+    }
+
+    return storage.transaction(async (tx) => {
+      await tx.tokens.createFamily({ id: c.familyId, clientId: client.id, userId: c.userId, scope: c.scope, createdAt: now, revokedAt: null });
+      return issuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId }, mayRefresh(client));
+    });
+  },
+};

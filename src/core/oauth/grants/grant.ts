@@ -1,0 +1,36 @@
+import type { Client } from '../../model.js';
+import type { Clock, Storage } from '../../ports.js';
+import type { Params } from '../../params.js';
+import type { LoginGuard } from '../../login.js';
+import type { OAuthConfig } from '../config.js';
+import type { TokenIssuer, TokenResponse } from '../tokens.js';
+
+/** What every grant may use; each grant takes only what it needs. */
+export interface GrantDeps {
+  storage: Storage;
+  config: OAuthConfig;
+  clock: Clock;
+  issuer: TokenIssuer;
+  login: LoginGuard;
+}
+
+export interface GrantRequest {
+  client: Client;
+  params: Params;
+  /** Remote address, for rate limits. */
+  address: string;
+}
+
+/**
+ * A grant type served by the token endpoint (RFC 6749 §4, extension grants
+ * §4.5): its `grant_type` value, the parameters it accepts, and its handler.
+ * Register more with `TokenEndpoint.register`.
+ */
+export interface Grant {
+  grantType: string;
+  parameters: ReadonlySet<string>;
+  handle(req: GrantRequest, deps: GrantDeps): Promise<TokenResponse>;
+}
+
+/** A client may refresh only when registered for the refresh_token grant. */
+export const mayRefresh = (client: Client) => client.grantTypes.includes('refresh_token');

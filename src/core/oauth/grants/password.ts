@@ -1,0 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import { invalidGrant } from '../../errors.js';
+import { required, single } from '../../params.js';
+import { resolveScope } from '../../scope.js';
+import { mayRefresh, type Grant } from './grant.js';
+
+/**
+ * RFC 6749 §4.3. RFC 9700 §2.4 says not to use it, so it is served only to
+ * clients registered for it, and shares the login page's brute-force limits.
+ */
+export const passwordGrant: Grant = {
+  grantType: 'password',
+  parameters: new Set(['username', 'password', 'scope']),
+  async handle({ client, params, address }, { storage, clock, issuer, login }) {
+    const username = required(params, 'username');
+    const password = required(params, 'password');
+    const scope = resolveScope(single(params, 'scope'), client.scope);
+    const outcome = await login.attempt(username, password, address);
+    if (!outcome.ok) {
+      throw invalidGrant(outcome.reason === 'locked' ? 'too many failed attempts; try again later' : 'invalid resource owner credentials');
+    }
+    const now = clock.now();
+    const familyId = randomUUID();
+    return storage.transaction(async (tx) => {
+      await tx.tokens.createFamily({ id: familyId, clientId: client.id, userId: outcome.user.id, scope, createdAt: now, revokedAt: null });
+      return issuer.respond(tx, { client, userId: outcome.user.id, scope, familyId }, mayRefresh(client));
+    });
+  },
+};

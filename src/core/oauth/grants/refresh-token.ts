@@ -1,0 +1,50 @@
+import { invalidGrant, invalidScope } from '../../errors.js';
+import { sha256 } from '../../crypto.js';
+import { required, single } from '../../params.js';
+import { formatScope, isSubset, parseScope } from '../../scope.js';
+import type { TokenResponse } from '../tokens.js';
+import type { Grant } from './grant.js';
+
+type Outcome = { ok: true; response: TokenResponse } | { ok: false; reason: string };
+
+/**
+ * RFC 6749 §6 with rotation (RFC 9700 §4.14.2): every use returns a new
+ * refresh token; presenting a used one revokes the whole family, which also
+ * cuts off whoever holds the newest token (attacker or victim).
+ */
+export const refreshTokenGrant: Grant = {
+  grantType: 'refresh_token',
+  parameters: new Set(['refresh_token', 'scope']),
+  async handle({ client, params }, { storage, clock, issuer }) {
+    const hash = sha256(required(params, 'refresh_token'));
+    const requested = parseScope(single(params, 'scope'));
+    const now = clock.now();
+
+    // Read-only checks first, so a foreign client cannot burn someone else's token.
+    const existing = await storage.tokens.getRefresh(hash);
+    if (!existing || existing.clientId !== client.id) throw invalidGrant('invalid refresh token');
+    if (existing.revokedAt !== null || existing.expiresAt <= now) throw invalidGrant('refresh token expired or revoked');
+    // §6: the new scope must not include any scope not originally granted.
+    if (requested.length && !isSubset(requested, existing.scope)) throw invalidScope('requested scope exceeds the original grant');
+    const scope = requested.length ? requested : existing.scope;
+
+    const outcome = await storage.transaction<Outcome>(async (tx) => {
+      const rotated = await tx.tokens.markRotated(hash, now);
+      if (!rotated) return { ok: false, reason: 'invalid refresh token' };
+      if (rotated.reuse) {
+        // Returned, not thrown, so the revocation commits.
+        await tx.tokens.revokeFamily(rotated.token.familyId, now);
+        return { ok: false, reason: 'refresh token reuse detected; the grant has been revoked' };
+      }
+      const family = await tx.tokens.getFamily(existing.familyId);
+      if (!family || family.revokedAt !== null) return { ok: false, reason: 'grant revoked' };
+      const base = { client, userId: existing.userId, familyId: existing.familyId };
+      const { token, expiresIn } = await issuer.accessToken(tx, { ...base, scope });
+      // §6: the new refresh token keeps the original scope, even when the access token is narrowed.
+      const refresh = await issuer.refreshToken(tx, { ...base, scope: existing.scope });
+      return { ok: true, response: { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: formatScope(scope), refresh_token: refresh } };
+    });
+    if (!outcome.ok) throw invalidGrant(outcome.reason);
+    return outcome.response;
+  },
+};

@@ -1,0 +1,81 @@
+import { sha256 } from '../crypto.js';
+import type { Clock, Stores } from '../ports.js';
+import type { OAuthConfig } from './config.js';
+import type { KeyRing } from './keys.js';
+import { OPAQUE_PREFIX, REFRESH_PREFIX } from './tokens.js';
+
+/** What the server knows about a token it issued. Times in seconds (RFC 7662 style). */
+export interface TokenInfo {
+  kind: 'access_token' | 'refresh_token';
+  active: boolean;
+  clientId: string;
+  userId: string | null;
+  scope: string[];
+  iat: number;
+  exp: number;
+  jti: string | undefined;
+  /** For JWT access tokens, so revocation can list the jti until expiry. */
+  format: 'jwt' | 'opaque';
+  familyId: string | null;
+  aud: string | undefined;
+}
+
+const secs = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * Finds out what a token is and whether it is still good: used by
+ * introspection (RFC 7662), revocation (RFC 7009) and by resource servers that
+ * share the authorization server's storage (spec §5.5, "token table").
+ */
+export class TokenInspector {
+  constructor(private readonly deps: { stores: Stores; keys: KeyRing; config: OAuthConfig; clock: Clock }) {}
+
+  async inspect(token: string): Promise<TokenInfo | undefined> {
+    if (token.startsWith(REFRESH_PREFIX)) return this.refresh(token);
+    if (token.startsWith(OPAQUE_PREFIX)) return this.opaque(token);
+    if (token.split('.').length === 3) return this.jwt(token);
+    return undefined;
+  }
+
+  private async familyRevoked(familyId: string | null): Promise<boolean> {
+    if (!familyId) return false;
+    const f = await this.deps.stores.tokens.getFamily(familyId);
+    return !f || f.revokedAt !== null;
+  }
+
+  private async jwt(token: string): Promise<TokenInfo | undefined> {
+    const { keys, config, stores } = this.deps;
+    const c = await keys.verify(token, { typ: 'at+jwt', issuer: config.issuer });
+    if (!c || typeof c.client_id !== 'string' || typeof c.jti !== 'string') return undefined;
+    const familyId = typeof c.fid === 'string' ? c.fid : null;
+    const [revoked, famRevoked] = await Promise.all([stores.tokens.isJtiRevoked(c.jti), this.familyRevoked(familyId)]);
+    return {
+      kind: 'access_token', active: !revoked && !famRevoked, clientId: c.client_id,
+      userId: c.sub !== c.client_id && typeof c.sub === 'string' ? c.sub : null,
+      scope: typeof c.scope === 'string' && c.scope ? c.scope.split(' ') : [], iat: c.iat as number, exp: c.exp as number,
+      jti: c.jti, format: 'jwt', familyId, aud: typeof c.aud === 'string' ? c.aud : undefined,
+    };
+  }
+
+  private async opaque(token: string): Promise<TokenInfo | undefined> {
+    const t = await this.deps.stores.tokens.getAccess(sha256(token));
+    if (!t) return undefined;
+    const now = this.deps.clock.now();
+    const active = t.revokedAt === null && t.expiresAt > now && !(await this.familyRevoked(t.familyId));
+    return {
+      kind: 'access_token', active, clientId: t.clientId, userId: t.userId, scope: t.scope, iat: secs(t.createdAt),
+      exp: secs(t.expiresAt), jti: t.jti, format: 'opaque', familyId: t.familyId, aud: this.deps.config.audience,
+    };
+  }
+
+  private async refresh(token: string): Promise<TokenInfo | undefined> {
+    const t = await this.deps.stores.tokens.getRefresh(sha256(token));
+    if (!t) return undefined;
+    const now = this.deps.clock.now();
+    const active = t.revokedAt === null && t.rotatedAt === null && t.expiresAt > now && !(await this.familyRevoked(t.familyId));
+    return {
+      kind: 'refresh_token', active, clientId: t.clientId, userId: t.userId, scope: t.scope, iat: secs(t.createdAt),
+      exp: secs(t.expiresAt), jti: undefined, format: 'opaque', familyId: t.familyId, aud: undefined,
+    };
+  }
+}

@@ -1,0 +1,64 @@
+import { OAuthError } from '../errors.js';
+import { sha256 } from '../crypto.js';
+import { required, single } from '../params.js';
+import type { Clock, Storage } from '../ports.js';
+import { formatScope } from '../scope.js';
+import { authenticateClient } from './client-auth.js';
+import type { OAuthConfig } from './config.js';
+import type { TokenInspector } from './inspect.js';
+import type { TokenRequest } from './token-endpoint.js';
+
+/**
+ * RFC 7662. Closed unless the caller authenticates as a client registered to
+ * introspect (§4: otherwise the endpoint is a token-scanning oracle).
+ */
+export async function introspect(
+  req: TokenRequest,
+  deps: { storage: Storage; inspector: TokenInspector; config: OAuthConfig; clock: Clock },
+): Promise<Record<string, unknown>> {
+  const { client } = await authenticateClient(deps.storage.clients, req, deps.clock.now());
+  if (!client.introspect) throw new OAuthError('unauthorized_client', 'client is not allowed to introspect tokens', 403);
+  const token = required(req.params, 'token');
+  single(req.params, 'token_type_hint');
+  const info = await deps.inspector.inspect(token);
+  if (!info || !info.active) return { active: false };
+  const user = info.userId ? await deps.storage.users.get(info.userId) : undefined;
+  return {
+    active: true,
+    scope: formatScope(info.scope),
+    client_id: info.clientId,
+    ...(user ? { username: user.username } : {}),
+    token_type: info.kind === 'access_token' ? 'Bearer' : 'refresh_token',
+    exp: info.exp,
+    iat: info.iat,
+    sub: info.userId ?? info.clientId,
+    ...(info.aud ? { aud: info.aud } : {}),
+    iss: deps.config.issuer,
+    ...(info.jti ? { jti: info.jti } : {}),
+  };
+}
+
+/**
+ * RFC 7009. Revoking a refresh token revokes its whole family, access tokens
+ * included (§2.1). Tokens of other clients and unknown tokens are ignored with
+ * 200, so the endpoint reveals nothing (§2.2).
+ */
+export async function revoke(
+  req: TokenRequest,
+  deps: { storage: Storage; inspector: TokenInspector; clock: Clock },
+): Promise<void> {
+  const now = deps.clock.now();
+  const { client } = await authenticateClient(deps.storage.clients, req, now);
+  const token = required(req.params, 'token');
+  single(req.params, 'token_type_hint');
+  const info = await deps.inspector.inspect(token);
+  if (!info || info.clientId !== client.id) return;
+  const tokens = deps.storage.tokens;
+  if (info.kind === 'refresh_token') {
+    if (info.familyId) await tokens.revokeFamily(info.familyId, now);
+  } else if (info.format === 'opaque') {
+    await tokens.revokeAccess(sha256(token), now);
+  } else if (info.jti) {
+    await tokens.revokeJti(info.jti, info.exp * 1000);
+  }
+}

@@ -1,0 +1,168 @@
+import { createHash, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createDecoder, createSigner, createVerifier } from 'fast-jwt';
+import type { Clock, KeyStore } from '../ports.js';
+import type { SigningKey } from '../model.js';
+
+/** RFC 7638 JWK thumbprint of an EC public key: the key id. */
+function thumbprint(jwk: { crv: string; kty: string; x: string; y: string }): string {
+  const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+export function generateSigningKey(now: number): SigningKey {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = publicKey.export({ format: 'jwk' }) as { crv: string; kty: string; x: string; y: string };
+  const kid = thumbprint(jwk);
+  return {
+    kid,
+    alg: 'ES256',
+    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    publicJwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, kid, alg: 'ES256', use: 'sig' },
+    createdAt: now,
+    retiredAt: null,
+    expiresAt: null,
+  };
+}
+
+type SignSync = (payload: Record<string, unknown>) => string;
+type VerifySync = (token: string) => Record<string, unknown>;
+
+interface LoadedKey {
+  key: SigningKey;
+  publicKey: KeyObject;
+  verifiers: Map<string, VerifySync>;
+}
+
+const decodeComplete = createDecoder({ complete: true });
+
+/**
+ * The signing keys: one active key signs, retired keys stay published (and
+ * verifiable) until the tokens they signed have expired. Several processes
+ * share the key table, so the ring reloads it periodically and whenever it
+ * meets a `kid` it does not know (a rotation done by another process).
+ */
+export class KeyRing {
+  private keys = new Map<string, LoadedKey>();
+  private active: { kid: string; sign: Map<string, SignSync> } | undefined;
+  private loadedAt = 0;
+  private reloading: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: KeyStore,
+    private readonly clock: Clock,
+    private readonly reloadEveryMs = 60_000,
+  ) {}
+
+  /** Loads keys, creating the first one on first start. */
+  async init(): Promise<void> {
+    await this.reload();
+    if (!this.active) {
+      await this.store.add(generateSigningKey(this.clock.now()));
+      await this.reload();
+    }
+  }
+
+  /** `gatehouse keys rotate`: a new key signs from now on; old ones stay published until `keepOldUntil`. */
+  async rotate(keepOldUntil: number): Promise<SigningKey> {
+    const key = generateSigningKey(this.clock.now());
+    await this.store.add(key);
+    await this.store.retireOthers(key.kid, this.clock.now(), keepOldUntil);
+    await this.reload();
+    return key;
+  }
+
+  private async reload(): Promise<void> {
+    this.reloading ??= (async () => {
+      try {
+        const now = this.clock.now();
+        const rows = (await this.store.list()).filter((k) => k.expiresAt === null || k.expiresAt > now);
+        const next = new Map<string, LoadedKey>();
+        for (const key of rows) {
+          const existing = this.keys.get(key.kid);
+          next.set(key.kid, existing ? { ...existing, key } : { key, publicKey: createPublicKey({ key: key.publicJwk, format: 'jwk' }), verifiers: new Map() });
+        }
+        this.keys = next;
+        const newestActive = rows.filter((k) => k.retiredAt === null).sort((a, b) => b.createdAt - a.createdAt)[0];
+        if (newestActive && newestActive.kid !== this.active?.kid) this.active = { kid: newestActive.kid, sign: new Map() };
+        else if (!newestActive) this.active = undefined;
+        this.loadedAt = now;
+      } finally {
+        this.reloading = undefined;
+      }
+    })();
+    return this.reloading;
+  }
+
+  /** Picks up rotations made by other processes; cheap when nothing is due. */
+  maybeReload(): void {
+    if (this.clock.now() - this.loadedAt > this.reloadEveryMs) void this.reload().catch(() => {});
+  }
+
+  /** Signs synchronously with node:crypto (via fast-jwt): several times faster than WebCrypto. */
+  sign(payload: Record<string, unknown>, typ: string): string {
+    this.maybeReload();
+    const active = this.active;
+    if (!active) throw new Error('no active signing key');
+    let signer = active.sign.get(typ);
+    if (!signer) {
+      const loaded = this.keys.get(active.kid)!;
+      signer = createSigner({ key: loaded.key.privateKeyPem, algorithm: 'ES256', kid: active.kid, header: { alg: 'ES256', typ } }) as SignSync;
+      active.sign.set(typ, signer);
+    }
+    return signer(payload);
+  }
+
+  get activeKid(): string | undefined {
+    return this.active?.kid;
+  }
+
+  /** RFC 7517 JWK Set of every key still published. */
+  jwks(): { keys: Record<string, string>[] } {
+    this.maybeReload();
+    return { keys: [...this.keys.values()].map((k) => k.key.publicJwk) };
+  }
+
+  /**
+   * Verifies signature, `typ`, `iss`, `exp` (RFC 9068 §4) with an ES256-only
+   * allow-list. Returns the claims, or undefined for any failure.
+   */
+  async verify(token: string, opts: { typ: string; issuer: string; audience?: string }): Promise<Record<string, unknown> | undefined> {
+    let header: { kid?: unknown; alg?: unknown };
+    try {
+      header = (decodeComplete(token) as { header: typeof header }).header;
+    } catch {
+      return undefined;
+    }
+    if (header.alg !== 'ES256' || typeof header.kid !== 'string') return undefined;
+    let loaded = this.keys.get(header.kid);
+    if (!loaded) {
+      // An unknown kid may be a key rotated in by another process: reload once.
+      await this.reload();
+      loaded = this.keys.get(header.kid);
+      if (!loaded) return undefined;
+    }
+    const cacheKey = `${opts.typ}|${opts.issuer}|${opts.audience ?? ''}`;
+    let verify = loaded.verifiers.get(cacheKey);
+    if (!verify) {
+      verify = createVerifier({
+        key: loaded.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+        algorithms: ['ES256'],
+        checkTyp: opts.typ,
+        allowedIss: opts.issuer,
+        ...(opts.audience ? { allowedAud: opts.audience } : {}),
+        requiredClaims: ['exp', 'iat', 'jti'],
+        // Expiry is checked below against the injected clock, so tests control time.
+        ignoreExpiration: true,
+      }) as VerifySync;
+      loaded.verifiers.set(cacheKey, verify);
+    }
+    let claims: Record<string, unknown>;
+    try {
+      claims = verify(token);
+    } catch {
+      return undefined;
+    }
+    if (typeof claims.exp !== 'number' || claims.exp * 1000 <= this.clock.now()) return undefined;
+    return claims;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Redirect URI rules (RFC 6749 §3.1.2, RFC 9700 §2.1, RFC 8252 §7.3, §8.4).
+ * Registered URIs are compared to requested ones as exact strings; the only
+ * exception is the port of a loopback URI for native apps.
+ */
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+function parse(uri: string): URL | undefined {
+  try {
+    return new URL(uri);
+  } catch {
+    return undefined;
+  }
+}
+
+export const isLoopback = (u: URL) => u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname);
+
+/** Extracts the bound site's host from `example.com` or `https://example.com`. */
+export function domainHost(domain: string): string | undefined {
+  const withScheme = domain.includes('://') ? domain : `https://${domain}`;
+  const u = parse(withScheme);
+  return u && u.hostname ? u.hostname.toLowerCase() : undefined;
+}
+
+/** True when `host` is the bound site or a subdomain of it. */
+export function hostUnderDomain(host: string, domain: string): boolean {
+  const h = host.toLowerCase();
+  return h === domain || h.endsWith(`.${domain}`);
+}
+
+/** Checks a URI at registration; returns a reason when it is not acceptable. */
+export function redirectUriProblem(uri: string, domain: string | null): string | undefined {
+  const u = parse(uri);
+  if (!u) return `redirect URI is not an absolute URI: ${uri}`;
+  if (uri.includes('#')) return 'redirect URI must not contain a fragment (RFC 6749 §3.1.2)';
+  if (u.username || u.password) return 'redirect URI must not contain credentials';
+  const custom = u.protocol !== 'http:' && u.protocol !== 'https:';
+  if (u.protocol === 'http:' && !isLoopback(u)) return 'redirect URI must use https (http only for loopback)';
+  if (custom && !u.protocol.slice(0, -1).includes('.')) {
+    // RFC 8252 §7.1: private-use schemes are reverse domain names.
+    return 'custom-scheme redirect URI must be a reverse domain name (RFC 8252 §7.1)';
+  }
+  if (domain) {
+    const host = domainHost(domain);
+    if (!host) return `invalid bound domain: ${domain}`;
+    if (custom || !hostUnderDomain(u.hostname, host)) return `redirect URI ${uri} is not under the bound domain ${host}`;
+  }
+  return undefined;
+}
+
+/** Exact match, or a loopback URI that differs only in its port (RFC 8252 §7.3). */
+export function redirectUriMatches(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  const r = parse(requested);
+  if (!r || !isLoopback(r) || requested.includes('#')) return false;
+  return registered.some((reg) => {
+    const g = parse(reg);
+    if (!g || !isLoopback(g)) return false;
+    const withoutPort = (u: URL) => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`;
+    return g.hostname === r.hostname && withoutPort(g) === withoutPort(r);
+  });
+}

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { randomToken, sha256 } from '../crypto.js';
+import type { Client } from '../model.js';
+import type { Clock, Stores } from '../ports.js';
+import { formatScope } from '../scope.js';
+import type { OAuthConfig } from './config.js';
+import type { KeyRing } from './keys.js';
+
+/** Prefixes make leaked tokens recognisable to secret scanners. */
+export const OPAQUE_PREFIX = 'gh_at_';
+export const REFRESH_PREFIX = 'gh_rt_';
+
+/** RFC 6749 §5.1 successful token response. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+  [extra: string]: unknown;
+}
+
+export interface AccessTokenRequest {
+  client: Client;
+  userId: string | null;
+  scope: string[];
+  familyId: string | null;
+}
+
+/** Claims of our JWT access tokens (RFC 9068 §2.2). `fid` names the token family. */
+export interface AccessTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  client_id: string;
+  scope: string;
+  iat: number;
+  exp: number;
+  jti: string;
+  fid?: string;
+}
+
+export class TokenIssuer {
+  constructor(
+    private readonly config: OAuthConfig,
+    private readonly keys: KeyRing,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * JWT access tokens are self-contained and not stored (the hot path stays a
+   * signature); opaque ones are stored by hash only.
+   */
+  async accessToken(stores: Stores, req: AccessTokenRequest): Promise<{ token: string; expiresIn: number }> {
+    const now = this.clock.now();
+    const ttl = this.config.accessTokenTtl;
+    const jti = randomUUID();
+    if (req.client.tokenFormat === 'opaque') {
+      const token = OPAQUE_PREFIX + randomToken();
+      await stores.tokens.saveAccess({
+        tokenHash: sha256(token), jti, familyId: req.familyId, clientId: req.client.id, userId: req.userId,
+        scope: req.scope, createdAt: now, expiresAt: now + ttl * 1000, revokedAt: null,
+      });
+      return { token, expiresIn: ttl };
+    }
+    const iat = Math.floor(now / 1000);
+    const claims: AccessTokenClaims = {
+      iss: this.config.issuer,
+      sub: req.userId ?? req.client.id,
+      aud: this.config.audience,
+      client_id: req.client.id,
+      scope: formatScope(req.scope),
+      iat,
+      exp: iat + ttl,
+      jti,
+      ...(req.familyId ? { fid: req.familyId } : {}),
+    };
+    return { token: this.keys.sign(claims as unknown as Record<string, unknown>, 'at+jwt'), expiresIn: ttl };
+  }
+
+  async refreshToken(stores: Stores, req: AccessTokenRequest & { familyId: string }): Promise<string> {
+    const now = this.clock.now();
+    const token = REFRESH_PREFIX + randomToken();
+    await stores.tokens.saveRefresh({
+      tokenHash: sha256(token), familyId: req.familyId, clientId: req.client.id, userId: req.userId, scope: req.scope,
+      createdAt: now, expiresAt: now + this.config.refreshTokenTtl * 1000, rotatedAt: null, revokedAt: null,
+    });
+    return token;
+  }
+
+  /**
+   * Access token plus, when the client may refresh, a refresh token, in one
+   * response (RFC 6749 §5.1).
+   */
+  async respond(stores: Stores, req: AccessTokenRequest, withRefresh: boolean): Promise<TokenResponse> {
+    const { token, expiresIn } = await this.accessToken(stores, req);
+    const res: TokenResponse = { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: formatScope(req.scope) };
+    if (withRefresh && req.familyId) res.refresh_token = await this.refreshToken(stores, { ...req, familyId: req.familyId });
+    return res;
+  }
+
+  get keyRing(): KeyRing {
+    return this.keys;
+  }
+}

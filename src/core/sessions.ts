@@ -1,0 +1,47 @@
+import { createHmac } from 'node:crypto';
+import { randomToken, safeEqual, sha256 } from './crypto.js';
+import type { Session } from './model.js';
+import type { Clock, SessionStore } from './ports.js';
+
+/**
+ * Browser sessions at the authorization server (spec §1.2: the cookie carries
+ * only a random identifier). The store keeps its hash, so a leaked table
+ * cannot be replayed as cookies.
+ */
+export class SessionManager {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly clock: Clock,
+    readonly ttlMs: number,
+  ) {}
+
+  /** A fresh identifier on every sign-in, so a planted cookie is never promoted (session fixation). */
+  async create(userId: string): Promise<{ id: string; session: Session }> {
+    const id = randomToken();
+    const now = this.clock.now();
+    const session: Session = { idHash: sha256(id), userId, authTime: now, createdAt: now, expiresAt: now + this.ttlMs };
+    await this.store.create(session);
+    return { id, session };
+  }
+
+  async resolve(id: string | undefined): Promise<Session | undefined> {
+    if (!id || id.length > 128) return undefined;
+    return this.store.get(sha256(id), this.clock.now());
+  }
+
+  async destroy(id: string | undefined): Promise<void> {
+    if (id) await this.store.delete(sha256(id));
+  }
+}
+
+/**
+ * CSRF token bound to a secret the attacker cannot read (the session id, or
+ * the pre-login CSRF cookie): HMAC, so the form never carries the secret.
+ */
+export function csrfToken(secret: string, purpose: string): string {
+  return createHmac('sha256', secret).update(purpose).digest('base64url');
+}
+
+export function csrfValid(secret: string | undefined, purpose: string, presented: unknown): boolean {
+  return typeof secret === 'string' && secret.length > 0 && typeof presented === 'string' && safeEqual(csrfToken(secret, purpose), presented);
+}

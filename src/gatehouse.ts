@@ -1,0 +1,67 @@
+import type { Config } from './config.js';
+import { LoginGuard } from './core/login.js';
+import { AuthorizationEndpoint } from './core/oauth/authorize.js';
+import { defaultOAuthConfig, type OAuthConfig } from './core/oauth/config.js';
+import { TokenInspector } from './core/oauth/inspect.js';
+import { KeyRing } from './core/oauth/keys.js';
+import { TokenEndpoint } from './core/oauth/token-endpoint.js';
+import { TokenIssuer } from './core/oauth/tokens.js';
+import { systemClock, type Clock, type PasswordHasher, type Storage } from './core/ports.js';
+import { SessionManager } from './core/sessions.js';
+import { argon2Hasher } from './infra/argon2.js';
+import { openStorage } from './store/index.js';
+
+/** Everything one Gatehouse process runs on, wired once (the composition root). */
+export interface Gatehouse {
+  config: Config;
+  oauth: OAuthConfig;
+  clock: Clock;
+  storage: Storage;
+  hasher: PasswordHasher;
+  keys: KeyRing;
+  issuer: TokenIssuer;
+  tokenEndpoint: TokenEndpoint;
+  authorization: AuthorizationEndpoint;
+  inspector: TokenInspector;
+  sessions: SessionManager;
+  login: LoginGuard;
+  close(): Promise<void>;
+}
+
+export interface GatehouseOptions {
+  clock?: Clock;
+  hasher?: PasswordHasher;
+  storage?: Storage;
+}
+
+export async function createGatehouse(config: Config, opts: GatehouseOptions = {}): Promise<Gatehouse> {
+  const clock = opts.clock ?? systemClock;
+  const storage = opts.storage ?? (await openStorage(config.databaseUrl));
+  const hasher = opts.hasher ?? argon2Hasher();
+  const oauth: OAuthConfig = {
+    ...defaultOAuthConfig(config.authUrl, config.apiUrl),
+    accessTokenTtl: config.accessTokenTtl,
+    codeTtl: config.codeTtl,
+    refreshTokenTtl: config.refreshTokenTtl,
+  };
+  const keys = new KeyRing(storage.keys, clock);
+  await keys.init();
+  const issuer = new TokenIssuer(oauth, keys, clock);
+  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock);
+  const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, issuer, login });
+  return {
+    config,
+    oauth,
+    clock,
+    storage,
+    hasher,
+    keys,
+    issuer,
+    tokenEndpoint,
+    authorization: new AuthorizationEndpoint({ storage, config: oauth, clock, issuer }),
+    inspector: new TokenInspector({ stores: storage, keys, config: oauth, clock }),
+    sessions: new SessionManager(storage.sessions, clock, config.sessionTtl * 1000),
+    login,
+    close: () => storage.close(),
+  };
+}

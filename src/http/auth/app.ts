@@ -1,0 +1,38 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import cookie from '@fastify/cookie';
+import type { Gatehouse } from '../../gatehouse.js';
+import { handleError, sendErrorPage, sendOAuthError } from '../common.js';
+import { OAuthError } from '../../core/errors.js';
+import { adminRoutes } from './admin-routes.js';
+import { authorizeRoutes } from './authorize-routes.js';
+import { loginRoutes } from './login-routes.js';
+import { oauthRoutes } from './oauth-routes.js';
+import type { FastifyBaseLogger } from 'fastify';
+
+/** Builds the authorization server ({auth_url}); never listens (tests call inject or listen themselves). */
+export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger,
+    // Per-request log lines would carry URLs (codes, states) and cost throughput; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: gh.config.trustProxy,
+    bodyLimit: 64 * 1024,
+  });
+  await app.register(formbody);
+  await app.register(cookie);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((req, reply) => {
+    if (req.headers.accept?.includes('text/html')) return sendErrorPage(reply, 404, 'Not found', 'There is no page at this address.');
+    return sendOAuthError(reply, new OAuthError('invalid_request', 'not found', 404));
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => ((await gh.storage.ready()) ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable' })));
+
+  await oauthRoutes(app, gh);
+  await authorizeRoutes(app, gh);
+  await loginRoutes(app, gh);
+  await app.register(async (admin) => adminRoutes(admin, gh), { prefix: '/admin' });
+  return app;
+}

@@ -1,0 +1,102 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AuthorizeError, type AuthorizationRequest } from '../../core/oauth/authorize.js';
+import { single, type Params } from '../../core/params.js';
+import { formatScope } from '../../core/scope.js';
+import { csrfToken, csrfValid } from '../../core/sessions.js';
+import type { Gatehouse } from '../../gatehouse.js';
+import { isForm, sendErrorPage, sendPage } from '../common.js';
+import { consentPage } from '../pages/pages.js';
+import { AUTHORIZE_PATHS } from './oauth-routes.js';
+import { currentSession } from './session-cookie.js';
+
+const CONSENT = 'consent';
+
+/** Hidden fields that carry the request from the consent page to the decision POST. */
+function requestFields(ar: AuthorizationRequest): Record<string, string | undefined> {
+  return {
+    client_id: ar.client.id,
+    redirect_uri: ar.redirectUriParam ?? undefined,
+    response_type: ar.responseType,
+    scope: formatScope(ar.scope),
+    state: ar.state,
+    code_challenge: ar.codeChallenge,
+    code_challenge_method: ar.codeChallenge ? 'S256' : undefined,
+    nonce: ar.nonce,
+  };
+}
+
+function loginRedirect(reply: FastifyReply, returnTo: string, status: 302 | 303) {
+  return reply.redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, status);
+}
+
+/**
+ * The authorization endpoint, both path shapes (RFC 6749 §3.1). GET shows
+ * the login or consent page; POST carries the person's decision.
+ */
+export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
+  const page = { kind: 'page' as const };
+
+  const fail = (reply: FastifyReply, e: unknown, status: 302 | 303) => {
+    if (!(e instanceof AuthorizeError)) throw e;
+    if (e.redirect) return reply.redirect(gh.authorization.errorRedirect(e.oauth, e.redirect), status);
+    return sendErrorPage(reply, 400, 'This sign-in link is not valid', e.oauth.description ?? e.oauth.error);
+  };
+
+  const show = async (req: FastifyRequest, reply: FastifyReply) => {
+    let ar: AuthorizationRequest;
+    try {
+      ar = await gh.authorization.validate(req.query as Params);
+    } catch (e) {
+      return fail(reply, e, 302);
+    }
+    const current = await currentSession(gh, req);
+    if (!current) return loginRedirect(reply, req.url, 302);
+    const user = { id: current.user.id, authTime: current.session.authTime };
+    if (!(await gh.authorization.needsConsent(ar, user.id))) return reply.redirect(await gh.authorization.approve(ar, user), 302);
+    return sendPage(reply, 200, consentPage({
+      clientName: ar.client.name,
+      username: current.user.username,
+      scope: ar.scope,
+      csrf: csrfToken(current.id, CONSENT),
+      action: req.url.split('?')[0]!,
+      fields: requestFields(ar),
+    }));
+  };
+
+  const decide = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the decision must be sent as a form');
+    const body = (req.body ?? {}) as Params;
+    const path = req.url.split('?')[0]!;
+    const current = await currentSession(gh, req);
+    if (!current) {
+      // Signed out meanwhile: sign in again, then see the consent page again.
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(body)) if (typeof v === 'string' && k !== 'approve' && k !== 'csrf_token') q.set(k, v);
+      return loginRedirect(reply, `${path}?${q}`, 303);
+    }
+    if (!csrfValid(current.id, CONSENT, body.csrf_token)) {
+      return sendErrorPage(reply, 403, 'Request expired', 'This form is no longer valid. Go back to the application and try again.');
+    }
+    let ar: AuthorizationRequest;
+    try {
+      ar = await gh.authorization.validate(body);
+    } catch (e) {
+      return fail(reply, e, 303);
+    }
+    let approve: string | undefined;
+    try {
+      approve = single(body, 'approve');
+    } catch {
+      approve = undefined;
+    }
+    // 303 after a POST, so the browser does not re-post the form to the client (RFC 9700 §4.12).
+    if (approve === 'true') return reply.redirect(await gh.authorization.approve(ar, { id: current.user.id, authTime: current.session.authTime }), 303);
+    if (approve === 'false') return reply.redirect(gh.authorization.deny(ar), 303);
+    return sendErrorPage(reply, 400, 'Bad request', 'approve must be true or false');
+  };
+
+  for (const url of AUTHORIZE_PATHS) {
+    app.get(url, { config: page }, show);
+    app.post(url, { config: page }, decide);
+  }
+}

@@ -1,0 +1,78 @@
+import type { FastifyInstance } from 'fastify';
+import { randomToken } from '../../core/crypto.js';
+import { single, type Params } from '../../core/params.js';
+import { csrfToken, csrfValid } from '../../core/sessions.js';
+import type { Gatehouse } from '../../gatehouse.js';
+import { isForm, sendErrorPage, sendPage } from '../common.js';
+import { homePage, loginPage } from '../pages/pages.js';
+import { stylesheet } from '../pages/style.js';
+import { CSRF_COOKIE, SESSION_COOKIE, clearSession, cookieOptions, currentSession, safeReturnTo } from './session-cookie.js';
+
+const LOGIN = 'login';
+const LOGOUT = 'logout';
+
+function str(params: Params, name: string): string | undefined {
+  try {
+    return single(params, name);
+  } catch {
+    return undefined;
+  }
+}
+
+export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
+  const page = { kind: 'page' as const };
+
+  app.get('/assets/gatehouse.css', async (_req, reply) =>
+    reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(stylesheet));
+
+  app.get('/', { config: page }, async (req, reply) => {
+    const current = await currentSession(gh, req);
+    return sendPage(reply, 200, homePage(current ? { username: current.user.username, csrf: csrfToken(current.id, LOGOUT) } : {}));
+  });
+
+  // Login CSRF: the form carries an HMAC of a random HttpOnly cookie (RFC 6749 §10.12).
+  app.get('/login', { config: page }, async (req, reply) => {
+    let secret = req.cookies[CSRF_COOKIE];
+    if (!secret || secret.length > 64) {
+      secret = randomToken();
+      reply.setCookie(CSRF_COOKIE, secret, cookieOptions(gh));
+    }
+    const q = req.query as Params;
+    return sendPage(reply, 200, loginPage({ csrf: csrfToken(secret, LOGIN), returnTo: safeReturnTo(gh, str(q, 'return_to')) }));
+  });
+
+  app.post('/login', { config: page }, async (req, reply) => {
+    if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the sign-in form must be sent as a form');
+    const body = (req.body ?? {}) as Params;
+    const returnTo = safeReturnTo(gh, str(body, 'return_to'));
+    const secret = req.cookies[CSRF_COOKIE];
+    if (!csrfValid(secret, LOGIN, body.csrf_token)) {
+      return sendErrorPage(reply, 403, 'Request expired', 'This sign-in form has expired. Go back and reload the page.');
+    }
+    const username = str(body, 'username') ?? '';
+    const password = str(body, 'password') ?? '';
+    const again = (status: number, error: string) =>
+      sendPage(reply, status, loginPage({ csrf: csrfToken(secret!, LOGIN), returnTo, username: username.slice(0, 64), error }));
+    if (!username || !password || username.length > 256 || password.length > 1024) return again(400, 'Enter your username and password.');
+    const outcome = await gh.login.attempt(username, password, req.ip);
+    if (!outcome.ok) {
+      if (outcome.reason === 'locked') return again(429, 'Too many failed sign-in attempts. Wait 15 minutes and try again.');
+      return again(401, 'Incorrect username or password.');
+    }
+    await gh.sessions.destroy(req.cookies[SESSION_COOKIE]);
+    const { id } = await gh.sessions.create(outcome.user.id);
+    reply.setCookie(SESSION_COOKIE, id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
+    return reply.redirect(returnTo, 303);
+  });
+
+  app.post('/logout', { config: page }, async (req, reply) => {
+    const current = await currentSession(gh, req);
+    const body = (isForm(req) ? req.body ?? {} : {}) as Params;
+    if (current) {
+      if (!csrfValid(current.id, LOGOUT, body.csrf_token)) return sendErrorPage(reply, 403, 'Request expired', 'Reload the page and sign out again.');
+      await gh.sessions.destroy(current.id);
+    }
+    clearSession(gh, reply);
+    return reply.redirect(safeReturnTo(gh, str(body, 'return_to')), 303);
+  });
+}

@@ -1,0 +1,78 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthError } from '../../core/errors.js';
+import type { Params } from '../../core/params.js';
+import { authenticateClient } from '../../core/oauth/client-auth.js';
+import { introspect, revoke } from '../../core/oauth/introspection.js';
+import type { Gatehouse } from '../../gatehouse.js';
+import { formParams, noStore } from '../common.js';
+
+export const AUTHORIZE_PATHS = ['/login/oauth/authorize', '/oauth2'] as const;
+export const TOKEN_PATHS = ['/login/oauth/access_token', '/oauth/token'] as const;
+
+/** RFC 8414 §2 metadata. */
+export function metadata(gh: Gatehouse): Record<string, unknown> {
+  const iss = gh.oauth.issuer;
+  const grantTypes = [...gh.tokenEndpoint.grantTypes, 'implicit'];
+  return {
+    issuer: iss,
+    authorization_endpoint: `${iss}${AUTHORIZE_PATHS[0]}`,
+    token_endpoint: `${iss}${TOKEN_PATHS[1]}`,
+    jwks_uri: `${iss}/.well-known/jwks.json`,
+    response_types_supported: ['code', 'token'],
+    response_modes_supported: ['query', 'fragment'],
+    grant_types_supported: grantTypes,
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    code_challenge_methods_supported: ['S256'],
+    introspection_endpoint: `${iss}/oauth/check_token`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint: `${iss}/oauth/revoke`,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    authorization_response_iss_parameter_supported: true,
+    service_documentation: `${iss}/`,
+  };
+}
+
+export async function oauthRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
+  const json = { kind: 'json' as const };
+
+  const token = async (req: FastifyRequest, reply: FastifyReply) => {
+    noStore(reply);
+    const params = req.method === 'GET' ? (req.query as Params) : formParams(req);
+    return gh.tokenEndpoint.handle({ params, authorization: req.headers.authorization, address: req.ip });
+  };
+  for (const url of TOKEN_PATHS) {
+    app.post(url, { config: json }, token);
+    // RFC 6749 §3.2 requires POST; GET (credentials in URLs and logs) only when a deployment opts in.
+    app.get(url, { config: json }, async (req, reply) => {
+      if (gh.config.tokenEndpointGet) return token(req, reply);
+      reply.header('allow', 'POST');
+      throw new OAuthError('invalid_request', 'the token endpoint accepts POST only', 405);
+    });
+  }
+
+  app.post('/oauth/check_token', { config: json }, async (req, reply) => {
+    noStore(reply);
+    return introspect({ params: formParams(req), authorization: req.headers.authorization, address: req.ip }, { ...gh, inspector: gh.inspector, config: gh.oauth });
+  });
+
+  app.post('/oauth/revoke', { config: json }, async (req, reply) => {
+    noStore(reply);
+    await revoke({ params: formParams(req), authorization: req.headers.authorization, address: req.ip }, gh);
+    return reply.code(200).send();
+  });
+
+  const wellKnownMeta = async () => metadata(gh);
+  app.get('/.well-known/oauth-authorization-server', { config: json }, wellKnownMeta);
+  app.get('/.well-known/jwks.json', { config: json }, async (_req, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    return gh.keys.jwks();
+  });
+
+  // The seed's token_key endpoint is closed by default: callers authenticate as a client.
+  app.get('/oauth/token_key', { config: json }, async (req) => {
+    if (!gh.config.openTokenKey) {
+      await authenticateClient(gh.storage.clients, { authorization: req.headers.authorization, params: {} }, gh.clock.now());
+    }
+    return gh.keys.jwks();
+  });
+}

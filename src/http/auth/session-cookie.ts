@@ -1,0 +1,44 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Gatehouse } from '../../gatehouse.js';
+
+export const SESSION_COOKIE = 'gh_session';
+export const CSRF_COOKIE = 'gh_csrf';
+
+/** HttpOnly, SameSite=Lax, and Secure whenever the server is reached over https. */
+export function cookieOptions(gh: Gatehouse, maxAgeSeconds?: number) {
+  return {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: gh.oauth.issuer.startsWith('https:'),
+    ...(maxAgeSeconds !== undefined ? { maxAge: maxAgeSeconds } : {}),
+  };
+}
+
+export async function currentSession(gh: Gatehouse, req: FastifyRequest) {
+  const id = req.cookies[SESSION_COOKIE];
+  const session = await gh.sessions.resolve(id);
+  if (!session || !id) return undefined;
+  const user = await gh.storage.users.get(session.userId);
+  return user ? { id, session, user } : undefined;
+}
+
+export function clearSession(gh: Gatehouse, reply: FastifyReply): void {
+  reply.clearCookie(SESSION_COOKIE, cookieOptions(gh));
+}
+
+/**
+ * Where to go after sign-in. Only a path on this server is accepted (no
+ * scheme, no `//host`, no backslash tricks), so the parameter cannot be used
+ * as an open redirector (RFC 9700 §4.11.2).
+ */
+export function safeReturnTo(gh: Gatehouse, value: unknown): string {
+  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || /[\\\x00-\x1f]/.test(value)) return '/';
+  try {
+    const base = new URL(gh.oauth.issuer);
+    const u = new URL(value, base);
+    return u.origin === base.origin ? `${u.pathname}${u.search}` : '/';
+  } catch {
+    return '/';
+  }
+}

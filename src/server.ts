@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
+import { buildAuthServer } from './http/auth/app.js';
+
+export interface RunningGatehouse {
+  gh: Gatehouse;
+  authUrl: string;
+  logger: Logger;
+  /** Stops accepting, finishes in-flight requests, closes storage. */
+  close(): Promise<void>;
+}
+
+/** With port 0 the URL is only known after listening; an explicit URL setting always wins. */
+function actualUrl(configured: string, address: string): string {
+  const u = new URL(configured);
+  if (u.port !== '0') return configured;
+  u.port = new URL(address).port;
+  return u.toString().replace(/\/+$/, '');
+}
+
+const PURGE_EVERY_MS = 10 * 60_000;
+
+export async function startGatehouse(config: Config, opts: GatehouseOptions & { logger?: Logger } = {}): Promise<RunningGatehouse> {
+  const logger = opts.logger ?? pino({ level: config.logLevel, base: undefined });
+  const gh = await createGatehouse(config, opts);
+  const servers: FastifyInstance[] = [];
+  let authUrl = config.authUrl;
+  try {
+    if (config.roles.has('auth')) {
+      const app = await buildAuthServer(gh, logger);
+      const address = await app.listen({ host: config.host, port: config.authPort });
+      authUrl = actualUrl(config.authUrl, address);
+      config.authUrl = authUrl;
+      gh.oauth.issuer = authUrl;
+      servers.push(app);
+    }
+  } catch (e) {
+    await Promise.all(servers.map((s) => s.close()));
+    await gh.close();
+    throw e;
+  }
+
+  // Expired tokens, codes and keys are deleted in the background, in small statements.
+  const purge = setInterval(() => {
+    const now = gh.clock.now();
+    Promise.all([gh.storage.tokens.purgeExpired(now), gh.storage.keys.deleteExpired(now)])
+      .then(([n]) => n && logger.debug({ deleted: n }, 'purged expired rows'))
+      .catch((err) => logger.warn({ err }, 'purge failed'));
+  }, PURGE_EVERY_MS);
+  purge.unref();
+
+  logger.info({ auth_url: authUrl, database: config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres' },
+    `Gatehouse ready: authorization server ${authUrl} (metadata ${authUrl}/.well-known/oauth-authorization-server)`);
+  if (!config.adminToken) logger.info('admin HTTP API disabled: set GATEHOUSE_ADMIN_TOKEN to enable it');
+
+  return {
+    gh,
+    authUrl,
+    logger,
+    async close() {
+      clearInterval(purge);
+      await Promise.all(servers.map((s) => s.close()));
+      await gh.close();
+    },
+  };
+}

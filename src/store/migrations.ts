@@ -1,0 +1,146 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+
+/**
+ * Migrations are code, written once for both dialects with kysely's schema
+ * builder (bigint for times, integer for flags, text for everything else).
+ * Never edit a released migration; add the next one.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_oauth': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.createTable('clients')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('secret_hash', 'text')
+        .addColumn('previous_secret_hash', 'text')
+        .addColumn('previous_secret_expires_at', 'bigint')
+        .addColumn('redirect_uris', 'text', (c) => c.notNull())
+        .addColumn('grant_types', 'text', (c) => c.notNull())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('auth_method', 'text', (c) => c.notNull())
+        .addColumn('trusted', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('introspect', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('domain', 'text')
+        .addColumn('token_format', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema.createTable('users')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('username', 'text', (c) => c.notNull())
+        .addColumn('username_lower', 'text', (c) => c.notNull().unique())
+        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('name', 'text')
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema.createTable('authorization_codes')
+        .addColumn('code_hash', 'text', (c) => c.primaryKey())
+        .addColumn('client_id', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('redirect_uri', 'text')
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('code_challenge', 'text')
+        .addColumn('code_challenge_method', 'text')
+        .addColumn('nonce', 'text')
+        .addColumn('family_id', 'text', (c) => c.notNull())
+        .addColumn('auth_time', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('consumed_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('authorization_codes_expires').on('authorization_codes').column('expires_at').execute();
+
+      await db.schema.createTable('token_families')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('client_id', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text')
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('token_families_user').on('token_families').columns(['user_id', 'client_id']).execute();
+
+      await db.schema.createTable('refresh_tokens')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('family_id', 'text', (c) => c.notNull())
+        .addColumn('client_id', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text')
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('rotated_at', 'bigint')
+        .addColumn('revoked_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('refresh_tokens_family').on('refresh_tokens').column('family_id').execute();
+      await db.schema.createIndex('refresh_tokens_expires').on('refresh_tokens').column('expires_at').execute();
+
+      await db.schema.createTable('access_tokens')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('jti', 'text', (c) => c.notNull())
+        .addColumn('family_id', 'text')
+        .addColumn('client_id', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text')
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('access_tokens_family').on('access_tokens').column('family_id').execute();
+      await db.schema.createIndex('access_tokens_expires').on('access_tokens').column('expires_at').execute();
+
+      await db.schema.createTable('revoked_jtis')
+        .addColumn('jti', 'text', (c) => c.primaryKey())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema.createTable('consents')
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('client_id', 'text', (c) => c.notNull())
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('consents_pk', ['user_id', 'client_id'])
+        .execute();
+
+      await db.schema.createTable('signing_keys')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('alg', 'text', (c) => c.notNull())
+        .addColumn('private_key_pem', 'text', (c) => c.notNull())
+        .addColumn('public_jwk', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('retired_at', 'bigint')
+        .addColumn('expires_at', 'bigint')
+        .execute();
+
+      await db.schema.createTable('sessions')
+        .addColumn('id_hash', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('auth_time', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sessions_user').on('sessions').column('user_id').execute();
+
+      await db.schema.createTable('rate_limits')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('count', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
+};
+
+class StaticProvider implements MigrationProvider {
+  async getMigrations() {
+    return migrations;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+}

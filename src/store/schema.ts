@@ -1,0 +1,127 @@
+/** Table shapes as kysely sees them. Times are Unix milliseconds (bigint), flags 0/1. */
+export interface ClientsTable {
+  id: string;
+  name: string;
+  secret_hash: string | null;
+  previous_secret_hash: string | null;
+  previous_secret_expires_at: number | null;
+  redirect_uris: string; // JSON array
+  grant_types: string; // space-separated
+  scope: string; // space-separated
+  auth_method: string;
+  trusted: number;
+  introspect: number;
+  domain: string | null;
+  token_format: string;
+  created_at: number;
+}
+
+export interface UsersTable {
+  id: string;
+  username: string;
+  username_lower: string;
+  email: string;
+  name: string | null;
+  password_hash: string;
+  created_at: number;
+}
+
+export interface AuthorizationCodesTable {
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string | null;
+  scope: string;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  nonce: string | null;
+  family_id: string;
+  auth_time: number;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface TokenFamiliesTable {
+  id: string;
+  client_id: string;
+  user_id: string | null;
+  scope: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface RefreshTokensTable {
+  token_hash: string;
+  family_id: string;
+  client_id: string;
+  user_id: string | null;
+  scope: string;
+  created_at: number;
+  expires_at: number;
+  rotated_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface AccessTokensTable {
+  token_hash: string;
+  jti: string;
+  family_id: string | null;
+  client_id: string;
+  user_id: string | null;
+  scope: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface RevokedJtisTable {
+  jti: string;
+  expires_at: number;
+}
+
+export interface ConsentsTable {
+  user_id: string;
+  client_id: string;
+  scope: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  private_key_pem: string;
+  public_jwk: string;
+  created_at: number;
+  retired_at: number | null;
+  expires_at: number | null;
+}
+
+export interface SessionsTable {
+  id_hash: string;
+  user_id: string;
+  auth_time: number;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface RateLimitsTable {
+  key: string;
+  count: number;
+  expires_at: number;
+}
+
+export interface DB {
+  clients: ClientsTable;
+  users: UsersTable;
+  authorization_codes: AuthorizationCodesTable;
+  token_families: TokenFamiliesTable;
+  refresh_tokens: RefreshTokensTable;
+  access_tokens: AccessTokensTable;
+  revoked_jtis: RevokedJtisTable;
+  consents: ConsentsTable;
+  signing_keys: SigningKeysTable;
+  sessions: SessionsTable;
+  rate_limits: RateLimitsTable;
+}

@@ -1,0 +1,28 @@
+import type { Kysely } from 'kysely';
+import type { Session } from '../core/model.js';
+import type { SessionStore } from '../core/ports.js';
+import type { DB } from './schema.js';
+
+export class SqlSessionStore implements SessionStore {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async create(s: Session): Promise<void> {
+    await this.db.insertInto('sessions').values({
+      id_hash: s.idHash, user_id: s.userId, auth_time: s.authTime, created_at: s.createdAt, expires_at: s.expiresAt,
+    }).execute();
+  }
+
+  async get(idHash: string, now: number): Promise<Session | undefined> {
+    const r = await this.db.selectFrom('sessions').selectAll().where('id_hash', '=', idHash).where('expires_at', '>', now).executeTakeFirst();
+    return r && { idHash: r.id_hash, userId: r.user_id, authTime: r.auth_time, createdAt: r.created_at, expiresAt: r.expires_at };
+  }
+
+  async delete(idHash: string): Promise<void> {
+    await this.db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+  }
+
+  async deleteForUser(userId: string): Promise<number> {
+    const r = await this.db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+}

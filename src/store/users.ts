@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import type { User } from '../core/model.js';
+import type { UserStore } from '../core/ports.js';
+import type { DB, UsersTable } from './schema.js';
+
+const toUser = (r: UsersTable): User => ({
+  id: r.id, username: r.username, email: r.email, name: r.name, passwordHash: r.password_hash, createdAt: r.created_at,
+});
+
+export class UsernameTakenError extends Error {
+  constructor(username: string) {
+    super(`username already taken: ${username}`);
+  }
+}
+
+export class SqlUserStore implements UserStore {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async create(u: User): Promise<void> {
+    try {
+      await this.db.insertInto('users').values({
+        id: u.id, username: u.username, username_lower: u.username.toLowerCase(), email: u.email, name: u.name,
+        password_hash: u.passwordHash, created_at: u.createdAt,
+      }).execute();
+    } catch (e) {
+      // SQLite: SQLITE_CONSTRAINT_UNIQUE; PostgreSQL: 23505 unique_violation.
+      const code = (e as { code?: string }).code;
+      if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505') throw new UsernameTakenError(u.username);
+      throw e;
+    }
+  }
+
+  async get(id: string): Promise<User | undefined> {
+    const r = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toUser(r);
+  }
+
+  async findByUsername(username: string): Promise<User | undefined> {
+    const r = await this.db.selectFrom('users').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
+    return r && toUser(r);
+  }
+}
