@@ -6,6 +6,8 @@
 export interface Config {
   databaseUrl: string;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key, so deployments (or test runs) can share one Redis. */
+  redisPrefix: string;
   host: string;
   authPort: number;
   apiPort: number;
@@ -91,6 +93,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
   return {
     databaseUrl,
     redisUrl: src.GATEHOUSE_REDIS_URL || undefined,
+    redisPrefix: src.GATEHOUSE_REDIS_PREFIX || 'gh:',
     host,
     authPort,
     apiPort,

@@ -10,6 +10,7 @@ import { systemClock, type Clock, type PasswordHasher, type Storage } from './co
 import { SessionManager } from './core/sessions.js';
 import { argon2Hasher } from './infra/argon2.js';
 import { openStorage } from './store/index.js';
+import { connectRedis, withRedis } from './store/redis/index.js';
 
 /** Everything one Gatehouse process runs on, wired once (the composition root). */
 export interface Gatehouse {
@@ -36,7 +37,9 @@ export interface GatehouseOptions {
 
 export async function createGatehouse(config: Config, opts: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = opts.clock ?? systemClock;
-  const storage = opts.storage ?? (await openStorage(config.databaseUrl));
+  let storage = opts.storage ?? (await openStorage(config.databaseUrl));
+  // With Redis, sessions and rate limits are shared by every process behind one address.
+  if (config.redisUrl) storage = withRedis(storage, connectRedis(config.redisUrl), { prefix: config.redisPrefix });
   const hasher = opts.hasher ?? argon2Hasher();
   const oauth: OAuthConfig = {
     ...defaultOAuthConfig(config.authUrl, config.apiUrl),

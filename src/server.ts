@@ -7,6 +7,8 @@ import { buildAuthServer } from './http/auth/app.js';
 export interface RunningGatehouse {
   gh: Gatehouse;
   authUrl: string;
+  /** Where the authorization server listens (differs from authUrl behind a proxy or a shared issuer). */
+  listening: string;
   logger: Logger;
   /** Stops accepting, finishes in-flight requests, closes storage. */
   close(): Promise<void>;
@@ -27,10 +29,12 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
   const gh = await createGatehouse(config, opts);
   const servers: FastifyInstance[] = [];
   let authUrl = config.authUrl;
+  let listening = '';
   try {
     if (config.roles.has('auth')) {
       const app = await buildAuthServer(gh, logger);
       const address = await app.listen({ host: config.host, port: config.authPort });
+      listening = address;
       authUrl = actualUrl(config.authUrl, address);
       config.authUrl = authUrl;
       gh.oauth.issuer = authUrl;
@@ -58,6 +62,7 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
   return {
     gh,
     authUrl,
+    listening,
     logger,
     async close() {
       clearInterval(purge);

@@ -1,0 +1,45 @@
+import type { Redis } from 'ioredis';
+import type { Session } from '../../core/model.js';
+import type { SessionStore } from '../../core/ports.js';
+
+/**
+ * Sessions in Redis, shared by every Gatehouse process (spec §1.2 single
+ * sign-on: "session data sits in a store shared by the websites"). Each
+ * session expires by itself; a per-user set lets sign-out-everywhere find them.
+ */
+export class RedisSessionStore implements SessionStore {
+  constructor(private readonly redis: Redis, private readonly prefix = 'gh:') {}
+
+  private key = (idHash: string) => `${this.prefix}session:${idHash}`;
+  private userKey = (userId: string) => `${this.prefix}user-sessions:${userId}`;
+
+  async create(s: Session): Promise<void> {
+    const ttl = Math.max(1, s.expiresAt - Date.now());
+    await this.redis.multi()
+      .set(this.key(s.idHash), JSON.stringify(s), 'PX', ttl)
+      .sadd(this.userKey(s.userId), s.idHash)
+      .pexpire(this.userKey(s.userId), ttl)
+      .exec();
+  }
+
+  async get(idHash: string, now: number): Promise<Session | undefined> {
+    const raw = await this.redis.get(this.key(idHash));
+    if (!raw) return undefined;
+    const s = JSON.parse(raw) as Session;
+    return s.expiresAt > now ? s : undefined;
+  }
+
+  async delete(idHash: string): Promise<void> {
+    const raw = await this.redis.get(this.key(idHash));
+    const multi = this.redis.multi().del(this.key(idHash));
+    if (raw) multi.srem(this.userKey((JSON.parse(raw) as Session).userId), idHash);
+    await multi.exec();
+  }
+
+  async deleteForUser(userId: string): Promise<number> {
+    const ids = await this.redis.smembers(this.userKey(userId));
+    if (ids.length === 0) return 0;
+    const results = await this.redis.multi().del(...ids.map(this.key)).del(this.userKey(userId)).exec();
+    return Number(results?.[0]?.[1] ?? 0);
+  }
+}
