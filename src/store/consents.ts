@@ -16,14 +16,25 @@ export class SqlConsentStore implements ConsentStore {
     return r && toConsent(r);
   }
 
+  /**
+   * Read, merge, then write only if the row is still what was read (compare
+   * and set), retrying otherwise: two concurrent grants both land instead of
+   * the later one overwriting the earlier one's scopes.
+   */
   async grant(userId: string, clientId: string, scope: string[], now: number): Promise<Consent> {
-    const existing = await this.get(userId, clientId);
-    const merged = [...new Set([...(existing?.scope ?? []), ...scope])];
-    const r = await this.db.insertInto('consents')
-      .values({ user_id: userId, client_id: clientId, scope: joinWords(merged), created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet({ scope: joinWords(merged), updated_at: now }))
-      .returningAll().executeTakeFirstOrThrow();
-    return toConsent(r);
+    for (;;) {
+      const existing = await this.get(userId, clientId);
+      const merged = joinWords([...new Set([...(existing?.scope ?? []), ...scope])]);
+      const r = existing
+        ? await this.db.updateTable('consents').set({ scope: merged, updated_at: now })
+          .where('user_id', '=', userId).where('client_id', '=', clientId).where('scope', '=', joinWords(existing.scope))
+          .returningAll().executeTakeFirst()
+        : await this.db.insertInto('consents')
+          .values({ user_id: userId, client_id: clientId, scope: merged, created_at: now, updated_at: now })
+          .onConflict((oc) => oc.columns(['user_id', 'client_id']).doNothing())
+          .returningAll().executeTakeFirst();
+      if (r) return toConsent(r);
+    }
   }
 
   async revoke(userId: string, clientId: string): Promise<boolean> {

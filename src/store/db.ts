@@ -48,6 +48,10 @@ export async function openDatabase(url: string): Promise<Database> {
       await admin.connect();
       try {
         await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      } catch (e) {
+        // Two processes creating it at once: the loser hits the catalog's unique
+        // index (23505) despite IF NOT EXISTS; the schema exists either way.
+        if ((e as { code?: string }).code !== '23505') throw e;
       } finally {
         await admin.end();
       }

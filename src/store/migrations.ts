@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -138,9 +138,27 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
+/**
+ * On PostgreSQL kysely looks for its migration tables in every schema of the
+ * database unless told which one, so a second Gatehouse schema (parallel tests,
+ * `?schema=`) made it skip creating its own and fail. Pin them to ours.
+ */
+async function migrationSchema(db: Kysely<unknown>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined;
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema;
+}
+
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
-  const migrator = new Migrator({ db, provider: new StaticProvider() });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  const schema = await migrationSchema(db);
+  const migrator = new Migrator({ db, provider: new StaticProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    const failed = results?.find((r) => r.status === 'Error');
+    if (!error && !failed) return;
+    // kysely takes no lock on SQLite: a process (the CLI, a second server) that
+    // migrates the same fresh file at the same moment makes ours roll back.
+    // The next run finds its migrations applied.
+    if (attempt === 3) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  }
 }
