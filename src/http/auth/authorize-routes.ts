@@ -25,6 +25,16 @@ function requestFields(ar: AuthorizationRequest): Record<string, string | undefi
   };
 }
 
+/** Where the answer goes, as a person reads it: the host, or a native app's scheme. */
+function returnsTo(redirectUri: string): string | undefined {
+  try {
+    const u = new URL(redirectUri);
+    return u.host || u.protocol.replace(/:$/, '') || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function loginRedirect(reply: FastifyReply, returnTo: string, status: 302 | 303) {
   return reply.redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, status);
 }
@@ -56,7 +66,9 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     return sendPage(reply, 200, consentPage({
       clientName: ar.client.name,
       username: current.user.username,
+      name: current.user.name,
       scope: ar.scope,
+      returnsTo: returnsTo(ar.redirectUri),
       csrf: csrfToken(current.id, CONSENT),
       action: req.url.split('?')[0]!,
       fields: requestFields(ar),

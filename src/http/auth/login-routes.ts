@@ -6,6 +6,7 @@ import type { Gatehouse } from '../../gatehouse.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { homePage, loginPage } from '../pages/pages.js';
 import { stylesheet } from '../pages/style.js';
+import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { CSRF_COOKIE, SESSION_COOKIE, clearSession, cookieOptions, currentSession, safeReturnTo } from './session-cookie.js';
 
 const LOGIN = 'login';
@@ -17,6 +18,22 @@ function str(params: Params, name: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** RFC 6749 §2.2: a client_id is printable ASCII; anything else names no client. */
+const CLIENT_ID = /^[\x20-\x7e]{1,255}$/;
+
+/**
+ * The application a sign-in continues to, so the page can say "to continue
+ * to <app>": only when return_to is one of our authorization requests naming
+ * a registered client. Display only; nothing is decided from it.
+ */
+async function appName(gh: Gatehouse, returnTo: string): Promise<string | undefined> {
+  const u = new URL(returnTo, 'http://return-to.invalid');
+  if (!(AUTHORIZE_PATHS as readonly string[]).includes(u.pathname)) return undefined;
+  const id = u.searchParams.get('client_id');
+  if (!id || !CLIENT_ID.test(id)) return undefined;
+  return (await gh.storage.clients.get(id))?.name;
 }
 
 export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
@@ -38,7 +55,8 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
       reply.setCookie(CSRF_COOKIE, secret, cookieOptions(gh));
     }
     const q = req.query as Params;
-    return sendPage(reply, 200, loginPage({ csrf: csrfToken(secret, LOGIN), returnTo: safeReturnTo(gh, str(q, 'return_to')) }));
+    const returnTo = safeReturnTo(gh, str(q, 'return_to'));
+    return sendPage(reply, 200, loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, appName: await appName(gh, returnTo) }));
   });
 
   app.post('/login', { config: page }, async (req, reply) => {
@@ -51,8 +69,8 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     }
     const username = str(body, 'username') ?? '';
     const password = str(body, 'password') ?? '';
-    const again = (status: number, error: string) =>
-      sendPage(reply, status, loginPage({ csrf: csrfToken(secret!, LOGIN), returnTo, username: username.slice(0, 64), error }));
+    const again = async (status: number, error: string) =>
+      sendPage(reply, status, loginPage({ csrf: csrfToken(secret!, LOGIN), returnTo, username: username.slice(0, 64), error, appName: await appName(gh, returnTo) }));
     if (!username || !password || username.length > 256 || password.length > 1024) return again(400, 'Enter your username and password.');
     const outcome = await gh.login.attempt(username, password, req.ip);
     if (!outcome.ok) {

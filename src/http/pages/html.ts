@@ -23,6 +23,13 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Raw {
   return new Raw(out);
 }
 
+/**
+ * The gate mark beside the name. Inline SVG is markup, not a script or a
+ * style, so the pages' CSP (default-src 'none') still holds.
+ */
+const LOGO = raw(`<svg class="logo" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+<path fill="currentColor" d="M4 2h3v2h3V2h4v2h3V2h3v20h-6v-5a2 2 0 0 0-4 0v5H4V2Z"/></svg>`);
+
 export function layout(title: string, body: Raw): string {
   return `<!doctype html>
 <html lang="en">
@@ -30,14 +37,17 @@ export function layout(title: string, body: Raw): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<meta name="color-scheme" content="light dark">
 <title>${esc(title)} · Gatehouse</title>
 <link rel="stylesheet" href="/assets/gatehouse.css">
 </head>
 <body>
+<div class="shell">
+<header class="brand">${LOGO.html}<span>Gatehouse</span></header>
 <main class="card">
-<p class="brand" aria-hidden="true">Gatehouse</p>
 ${body.html}
 </main>
+</div>
 </body>
 </html>`;
 }

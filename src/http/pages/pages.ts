@@ -1,27 +1,51 @@
-import { html, layout } from './html.js';
+import { html, layout, type Raw } from './html.js';
 
-/** Human descriptions of well-known scopes on the consent page. */
-const SCOPE_TEXT: Record<string, string> = {
-  user: 'Your profile: username, name and e-mail address',
-  profile: 'Your name and username',
-  email: 'Your e-mail address',
-  openid: 'Confirm who you are',
-  chat: 'Read and send your chat messages',
-  offline_access: 'Stay connected when you are not using it',
+/**
+ * Well-known scopes in plain words for the consent page: what the app may do,
+ * then what that means. Other scopes are shown by name.
+ */
+const SCOPE_TEXT: Record<string, { title: string; detail: string }> = {
+  user: { title: 'See your profile', detail: 'Your username, name and e-mail address.' },
+  profile: { title: 'See your name', detail: 'Your name and username.' },
+  email: { title: 'See your e-mail address', detail: 'The address on your account.' },
+  openid: { title: 'Confirm who you are', detail: 'Learn that it is you who signed in.' },
+  chat: { title: 'Read and send your chat messages', detail: 'It can read your conversations and write as you.' },
+  offline_access: { title: 'Keep access when you are away', detail: 'It stays connected after you leave the app.' },
 };
 
-export function loginPage(opts: { csrf: string; returnTo: string; username?: string; error?: string }): string {
+function scopeItem(scope: string): Raw {
+  const known = SCOPE_TEXT[scope];
+  if (known) return html`<li><span class="scope-title">${known.title}</span><span class="scope-detail">${known.detail}</span></li>`;
+  return html`<li><span class="scope-title">Use the permission <code>${scope}</code></span><span class="scope-detail">A permission this server defines for its apps.</span></li>`;
+}
+
+/** Messages from the protocol layer are lower-case fragments; show them as sentences. */
+function sentence(text: string): string {
+  const t = text.trim();
+  if (!t) return t;
+  const s = t[0]!.toUpperCase() + t.slice(1);
+  return /[.!?]$/.test(s) ? s : `${s}.`;
+}
+
+export function loginPage(opts: { csrf: string; returnTo: string; username?: string; error?: string; appName?: string }): string {
+  const described = opts.error ? html` aria-describedby="login-error"` : '';
   return layout('Sign in', html`
 <h1>Sign in</h1>
-<p class="muted">Sign in to continue.</p>
-${opts.error ? html`<p class="error" role="alert">${opts.error}</p>` : ''}
+${opts.appName
+    ? html`<p class="lede">to continue to <strong class="app-name">${opts.appName}</strong></p>`
+    : html`<p class="lede">with your Gatehouse account</p>`}
+${opts.error ? html`<p class="error" id="login-error" role="alert">${opts.error}</p>` : ''}
 <form method="post" action="/login">
   <input type="hidden" name="csrf_token" value="${opts.csrf}">
   <input type="hidden" name="return_to" value="${opts.returnTo}">
-  <label for="username">Username</label>
-  <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${opts.username ?? ''}" ${opts.username ? '' : 'autofocus'}>
-  <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="current-password" required ${opts.username ? 'autofocus' : ''}>
+  <div class="field">
+    <label for="username">Username</label>
+    <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${opts.username ?? ''}"${described} ${opts.username ? '' : 'autofocus'}>
+  </div>
+  <div class="field">
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required${described} ${opts.username ? 'autofocus' : ''}>
+  </div>
   <button class="primary" type="submit">Sign in</button>
 </form>`);
 }
@@ -29,7 +53,11 @@ ${opts.error ? html`<p class="error" role="alert">${opts.error}</p>` : ''}
 export interface ConsentView {
   clientName: string;
   username: string;
+  /** The person's display name, when the account has one. */
+  name?: string | null;
   scope: string[];
+  /** Where the answer goes, as a person reads it (host, or the app's scheme). */
+  returnsTo?: string;
   csrf: string;
   action: string;
   /** Hidden fields that carry the authorization request through the decision POST. */
@@ -41,13 +69,17 @@ export function consentPage(v: ConsentView): string {
     .filter((e): e is [string, string] => e[1] !== undefined)
     .map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`);
   const scopes = v.scope.length
-    ? v.scope.map((s) => html`<li>${SCOPE_TEXT[s] ?? 'Access'} <code>${s}</code></li>`)
-    : [html`<li>Basic access, no extra permissions</li>`];
-  return layout('Authorize', html`
-<h1>Allow ${v.clientName}?</h1>
-<p class="muted">Signed in as <strong>${v.username}</strong>.</p>
-<p><strong>${v.clientName}</strong> asks to:</p>
+    ? v.scope.map(scopeItem)
+    : [html`<li><span class="scope-title">Know that you signed in</span><span class="scope-detail">Nothing else from your account is shared.</span></li>`];
+  const initial = (Array.from(v.clientName.trim())[0] ?? '?').toUpperCase();
+  const who = v.name ? html`<strong>${v.name}</strong> <span class="muted">(${v.username})</span>` : html`<strong>${v.username}</strong>`;
+  return layout(`Allow ${v.clientName}?`, html`
+<div class="app-mark" aria-hidden="true">${initial}</div>
+<h1 class="consent-title"><span class="app-name">${v.clientName}</span> wants to access your account</h1>
+<p class="account">Signed in as ${who}</p>
+<h2 class="list-title">This will allow it to:</h2>
 <ul class="scopes">${scopes}</ul>
+<p class="note">Allow only if you trust <strong>${v.clientName}</strong>.${v.returnsTo ? html` Either way, you will go back to <strong class="host">${v.returnsTo}</strong>.` : ''}</p>
 <form method="post" action="${v.action}">
   <input type="hidden" name="csrf_token" value="${v.csrf}">
   ${hidden}
@@ -59,12 +91,17 @@ export function consentPage(v: ConsentView): string {
 }
 
 export function errorPage(title: string, message: string): string {
-  return layout(title, html`<h1>${title}</h1><p class="error" role="alert">${message}</p>
-<p class="muted">If you followed a link from an application, tell its developers; you can close this page.</p>`);
+  return layout(title, html`<div class="error-mark" aria-hidden="true">!</div>
+<h1>${title}</h1>
+<p class="error" role="alert">${sentence(message)}</p>
+<p class="muted">If an application sent you here, go back to it and try again. If this keeps happening, let the application's developers know.</p>`);
 }
 
 export function homePage(opts: { username?: string; csrf?: string }): string {
-  if (!opts.username) return layout('Gatehouse', html`<h1>Gatehouse</h1><p>You are not signed in.</p><p><a href="/login">Sign in</a></p>`);
-  return layout('Gatehouse', html`<h1>Signed in</h1><p>You are signed in as <strong>${opts.username}</strong>.</p>
+  if (!opts.username) {
+    return layout('Gatehouse', html`<h1>Welcome</h1><p class="lede">You are not signed in.</p>
+<p><a class="button primary" href="/login">Sign in</a></p>`);
+  }
+  return layout('Gatehouse', html`<h1>You are signed in</h1><p class="lede">Signed in as <strong>${opts.username}</strong>.</p>
 <form method="post" action="/logout"><input type="hidden" name="csrf_token" value="${opts.csrf}"><button type="submit">Sign out</button></form>`);
 }
