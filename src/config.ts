@@ -30,7 +30,25 @@ export interface Config {
   /** Trust X-Forwarded-* from this proxy setting (fastify `trustProxy`). */
   trustProxy: boolean | string;
   logLevel: string;
+  /**
+   * How the resource server checks access tokens (spec §5.5): `table` looks
+   * every token up in the shared storage (sees revocation), `local` verifies
+   * JWTs against the issuer's JWKS without a lookup (fastest; revocation of a
+   * JWT is not seen before it expires), `introspection` asks the
+   * authorization server over HTTP (RFC 7662) as a client.
+   */
+  tokenVerification: TokenVerification;
+  /** Seconds a token check is remembered by `table` and `introspection` (0: none); revocation shows within it. */
+  introspectionCacheTtl: number;
+  /** Credentials of a client created with `--introspect`, for `introspection`. */
+  introspectionClientId: string | undefined;
+  introspectionClientSecret: string | undefined;
+  /** Bot API flood control (Telegram: ~1 message/s per chat with bursts, ~30/s per bot); rate 0 turns a limit off. */
+  botFlood: { perChat: { rate: number; burst: number }; global: { rate: number; burst: number } };
 }
+
+export type TokenVerification = 'table' | 'local' | 'introspection';
+const TOKEN_VERIFICATIONS: readonly TokenVerification[] = ['table', 'local', 'introspection'];
 
 export type Role = 'auth' | 'api' | 'bot' | 'worker';
 const ROLES: readonly Role[] = ['auth', 'api', 'bot', 'worker'];
@@ -113,5 +131,40 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     openTokenKey: bool(src, 'GATEHOUSE_OPEN_TOKEN_KEY', false),
     trustProxy: trust === undefined || trust === '' ? false : ['true', 'false'].includes(trust) ? trust === 'true' : trust,
     logLevel: src.GATEHOUSE_LOG_LEVEL || 'info',
+    ...resourceSettings(src),
+    botFlood: botFloodSettings(src),
+  };
+}
+
+function resourceSettings(src: Source) {
+  const tokenVerification = (src.GATEHOUSE_TOKEN_VERIFICATION || 'table') as TokenVerification;
+  if (!TOKEN_VERIFICATIONS.includes(tokenVerification)) {
+    throw new ConfigError(`GATEHOUSE_TOKEN_VERIFICATION must be one of ${TOKEN_VERIFICATIONS.join(', ')}, got "${tokenVerification}"`);
+  }
+  const introspectionClientId = src.GATEHOUSE_INTROSPECTION_CLIENT_ID || undefined;
+  const introspectionClientSecret = src.GATEHOUSE_INTROSPECTION_CLIENT_SECRET || undefined;
+  if (tokenVerification === 'introspection' && (!introspectionClientId || !introspectionClientSecret)) {
+    throw new ConfigError('GATEHOUSE_TOKEN_VERIFICATION=introspection needs GATEHOUSE_INTROSPECTION_CLIENT_ID and GATEHOUSE_INTROSPECTION_CLIENT_SECRET');
+  }
+  return {
+    tokenVerification,
+    introspectionCacheTtl: int(src, 'GATEHOUSE_INTROSPECTION_CACHE_TTL', 5, 0, 3600),
+    introspectionClientId,
+    introspectionClientSecret,
+  };
+}
+
+function rate(src: Source, name: string, def: number): number {
+  const raw = src[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 1e6) throw new ConfigError(`${name} must be a number from 0 to 1000000, got "${raw}"`);
+  return n;
+}
+
+function botFloodSettings(src: Source): Config['botFlood'] {
+  return {
+    perChat: { rate: rate(src, 'GATEHOUSE_BOT_FLOOD_CHAT_RATE', 1), burst: int(src, 'GATEHOUSE_BOT_FLOOD_CHAT_BURST', 20, 1, 1_000_000) },
+    global: { rate: rate(src, 'GATEHOUSE_BOT_FLOOD_GLOBAL_RATE', 30), burst: int(src, 'GATEHOUSE_BOT_FLOOD_GLOBAL_BURST', 30, 1, 1_000_000) },
   };
 }

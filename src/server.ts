@@ -3,10 +3,13 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import { buildAuthServer } from './http/auth/app.js';
+import { buildApiServer } from './http/api/app.js';
 
 export interface RunningGatehouse {
   gh: Gatehouse;
   authUrl: string;
+  /** The resource server's base URL ({api_url}), also the `aud` of access tokens. */
+  apiUrl: string;
   /** Where the authorization server listens (differs from authUrl behind a proxy or a shared issuer). */
   listening: string;
   logger: Logger;
@@ -29,6 +32,7 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
   const gh = await createGatehouse(config, opts);
   const servers: FastifyInstance[] = [];
   let authUrl = config.authUrl;
+  let apiUrl = config.apiUrl;
   let listening = '';
   try {
     if (config.roles.has('auth')) {
@@ -39,6 +43,14 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
       config.authUrl = authUrl;
       gh.oauth.issuer = authUrl;
       servers.push(app);
+    }
+    // The resource server ({api_url}); its URL is the `aud` of access tokens, so it is fixed once known.
+    if (config.roles.has('api')) {
+      const api = await buildApiServer(gh, logger);
+      apiUrl = actualUrl(config.apiUrl, await api.listen({ host: config.host, port: config.apiPort }));
+      config.apiUrl = apiUrl;
+      gh.oauth.audience = apiUrl;
+      servers.push(api);
     }
   } catch (e) {
     await Promise.all(servers.map((s) => s.close()));
@@ -55,13 +67,15 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
   }, PURGE_EVERY_MS);
   purge.unref();
 
-  logger.info({ auth_url: authUrl, database: config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres' },
-    `Gatehouse ready: authorization server ${authUrl} (metadata ${authUrl}/.well-known/oauth-authorization-server)`);
+  logger.info({ auth_url: authUrl, api_url: config.roles.has('api') ? apiUrl : undefined, database: config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres' },
+    `Gatehouse ready: authorization server ${authUrl} (metadata ${authUrl}/.well-known/oauth-authorization-server)` +
+    (config.roles.has('api') ? `, resource server ${apiUrl} (${apiUrl}/user)` : ''));
   if (!config.adminToken) logger.info('admin HTTP API disabled: set GATEHOUSE_ADMIN_TOKEN to enable it');
 
   return {
     gh,
     authUrl,
+    apiUrl,
     listening,
     logger,
     async close() {

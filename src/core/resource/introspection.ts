@@ -1,0 +1,71 @@
+import type { Clock } from '../ports.js';
+import { invalidToken, unavailable } from './errors.js';
+import { audienceMatches, splitScope, userOf, type AccessTokenVerifier, type VerifiedToken } from './token.js';
+
+export interface IntrospectionOptions {
+  /** The authorization server's introspection endpoint (Gatehouse: {auth_url}/oauth/check_token). */
+  endpoint: string;
+  /** A client registered with `--introspect` (RFC 7662 §2.1: the caller must authenticate). */
+  clientId: string;
+  clientSecret: string;
+  /** When the response carries `iss`/`aud`, they must match. */
+  issuer: string;
+  audience: readonly string[];
+  clock: Clock;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+}
+
+/** RFC 6749 §2.3.1: id and secret are form-encoded before Basic. */
+const formEncode = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
+
+/**
+ * Asks the authorization server about each token (RFC 7662). Works for
+ * opaque tokens and sees revocation; wrap it in a `CachedVerifier` so that a
+ * busy resource server asks once per token per cache lifetime.
+ */
+export class IntrospectionVerifier implements AccessTokenVerifier {
+  private readonly authorization: string;
+
+  constructor(private readonly opts: IntrospectionOptions) {
+    this.authorization = `Basic ${Buffer.from(`${formEncode(opts.clientId)}:${formEncode(opts.clientSecret)}`).toString('base64')}`;
+  }
+
+  async verify(token: string): Promise<VerifiedToken> {
+    let body: Record<string, unknown>;
+    try {
+      const res = await (this.opts.fetch ?? fetch)(this.opts.endpoint, {
+        method: 'POST',
+        headers: { authorization: this.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 5000),
+      });
+      // A 4xx here means our own credentials are wrong: a server problem, not the caller's.
+      if (res.status !== 200) throw new Error(`introspection answered HTTP ${res.status}`);
+      body = (await res.json()) as Record<string, unknown>;
+      if (!body || typeof body !== 'object') throw new Error('introspection answered no object');
+    } catch {
+      throw unavailable('the authorization server could not check the token');
+    }
+    // RFC 7662 §2.2: anything but "active": true means the token must not be honoured.
+    if (body.active !== true) throw invalidToken('token is not active (expired, revoked or unknown)');
+    if (typeof body.token_type === 'string' && body.token_type.toLowerCase() !== 'bearer') throw invalidToken('not an access token');
+    if (body.iss !== undefined && body.iss !== this.opts.issuer) throw invalidToken('token issued by another authorization server');
+    if (body.aud !== undefined && !audienceMatches(body.aud, this.opts.audience)) throw invalidToken('token is meant for another audience');
+    const now = this.opts.clock.now();
+    if (typeof body.exp === 'number' && body.exp * 1000 <= now) throw invalidToken('token expired');
+    const clientId = typeof body.client_id === 'string' ? body.client_id : '';
+    const subject = typeof body.sub === 'string' ? body.sub : clientId;
+    if (!subject) throw invalidToken('token has no subject');
+    return {
+      subject,
+      clientId,
+      userId: userOf(subject, clientId),
+      scope: splitScope(body.scope),
+      // Without exp the answer is good for as long as the cache keeps it.
+      expiresAt: typeof body.exp === 'number' ? body.exp * 1000 : Number.MAX_SAFE_INTEGER,
+      jti: typeof body.jti === 'string' ? body.jti : undefined,
+      via: 'introspection',
+    };
+  }
+}

@@ -1,0 +1,35 @@
+import type { TokenInfo } from '../oauth/inspect.js';
+import type { Clock } from '../ports.js';
+import { invalidToken } from './errors.js';
+import type { AccessTokenVerifier, VerifiedToken } from './token.js';
+
+/**
+ * Looks tokens up where the authorization server keeps them (spec §5.5,
+ * "token table"): for a resource server that shares Gatehouse's storage. The
+ * inspector checks JWT signatures and the revocation list, opaque tokens by
+ * hash, and token families; this adds what a resource server must add.
+ */
+export class TableVerifier implements AccessTokenVerifier {
+  constructor(
+    private readonly inspector: { inspect(token: string): Promise<TokenInfo | undefined> },
+    private readonly opts: { audience: readonly string[]; clock: Clock },
+  ) {}
+
+  async verify(token: string): Promise<VerifiedToken> {
+    const info = await this.inspector.inspect(token);
+    // A refresh token is never a bearer credential for a resource (RFC 6749 §1.5).
+    if (!info || info.kind !== 'access_token') throw invalidToken('unknown or invalid access token');
+    if (!info.active) throw invalidToken('token revoked');
+    if (info.exp * 1000 <= this.opts.clock.now()) throw invalidToken('token expired');
+    if (info.aud !== undefined && !this.opts.audience.includes(info.aud)) throw invalidToken('token is meant for another audience');
+    return {
+      subject: info.userId ?? info.clientId,
+      clientId: info.clientId,
+      userId: info.userId,
+      scope: info.scope,
+      expiresAt: info.exp * 1000,
+      jti: info.jti,
+      via: 'table',
+    };
+  }
+}

@@ -1,0 +1,33 @@
+/** What a resource server knows about a valid access token, however it was checked. */
+export interface VerifiedToken {
+  /** `sub`: the user, or the client itself for client-credentials tokens. */
+  subject: string;
+  clientId: string;
+  /** The user behind the token; null when the client acts for itself (Gatehouse sets `sub` = `client_id` then). */
+  userId: string | null;
+  scope: string[];
+  /** Unix milliseconds. */
+  expiresAt: number;
+  jti: string | undefined;
+  /** How it was checked. */
+  via: 'jwt' | 'table' | 'introspection';
+}
+
+/**
+ * Checks an access token. Throws an `OAuthError`: `invalid_token` for a token
+ * that is not good (RFC 6750 §3.1), `temporarily_unavailable` when the
+ * authorization server could not be asked.
+ */
+export interface AccessTokenVerifier {
+  verify(token: string): Promise<VerifiedToken>;
+}
+
+export const userOf = (subject: string, clientId: string): string | null => (subject === clientId ? null : subject);
+
+/** `aud` may be a string or an array (RFC 7519 §4.1.3). */
+export function audienceMatches(aud: unknown, expected: readonly string[]): boolean {
+  if (typeof aud === 'string') return expected.includes(aud);
+  return Array.isArray(aud) && aud.some((a) => typeof a === 'string' && expected.includes(a));
+}
+
+export const splitScope = (scope: unknown): string[] => (typeof scope === 'string' ? scope.split(' ').filter(Boolean) : []);

@@ -1,0 +1,70 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { invalidRequest } from '../core/errors.js';
+import type { Params } from '../core/params.js';
+import { bearerErrorResponse } from '../core/resource/errors.js';
+import type { VerifiedToken } from '../core/resource/token.js';
+import { BearerGuard, type GatehouseAuthOptions, type ScopeSpec } from './options.js';
+
+/** A Node request as Express and Connect see it: `body` set by a body parser, if one ran. */
+export type GuardedRequest = IncomingMessage & { auth?: VerifiedToken; body?: unknown; _body?: boolean };
+export type Next = (err?: unknown) => void;
+
+const BODY_LIMIT = 64 * 1024;
+
+function toParams(search: URLSearchParams): Params {
+  const out: Params = {};
+  for (const [k, v] of search) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+const isForm = (req: IncomingMessage) => req.headers['content-type']?.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+
+/**
+ * Reads a form body no parser has read yet (plain Node), leaving it on
+ * `req.body` as Express's urlencoded parser would, so handlers still see it.
+ */
+async function readForm(req: GuardedRequest): Promise<void> {
+  if (req.body !== undefined || req._body || req.method === 'GET' || req.method === 'HEAD' || !isForm(req)) return;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw invalidRequest('request body too large');
+    chunks.push(chunk as Buffer);
+  }
+  req.body = toParams(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+  req._body = true;
+}
+
+export function sendBearerError(res: ServerResponse, err: unknown, realm: string): void {
+  const r = bearerErrorResponse(err, realm);
+  res.writeHead(r.status, { ...r.headers, 'content-type': 'application/json' }).end(JSON.stringify(r.body));
+}
+
+/**
+ * Connect-style middleware for plain Node and Express:
+ *
+ *   const requireToken = gatehouseMiddleware({ issuer, audience });
+ *   app.get('/notes', requireToken('notes:read'), handler);   // req.auth is the token
+ *
+ * A failed check answers right away (RFC 6750 §3) and does not call `next`.
+ */
+export function gatehouseMiddleware(opts: GatehouseAuthOptions) {
+  const guard = new BearerGuard(opts);
+  return (scope?: ScopeSpec) => (req: GuardedRequest, res: ServerResponse, next: Next): void => {
+    (async () => {
+      await readForm(req);
+      req.auth = await guard.authenticate({
+        method: req.method ?? 'GET',
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+        // Our own parse, not Express's `req.query` (qs would turn `a[b]=` into objects).
+        query: toParams(new URL(req.url ?? '/', 'http://localhost').searchParams),
+        body: req.body,
+      }, scope);
+    })().then(() => next(), (e: unknown) => sendBearerError(res, e, guard.realm));
+  };
+}

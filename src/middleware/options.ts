@@ -1,0 +1,74 @@
+import { systemClock, type Clock } from '../core/ports.js';
+import { CachedVerifier, TokenRouter } from '../core/resource/cache.js';
+import { extractBearerToken, type BearerRequest } from '../core/resource/bearer.js';
+import { invalidToken } from '../core/resource/errors.js';
+import { IntrospectionVerifier } from '../core/resource/introspection.js';
+import { RemoteJwks } from '../core/resource/jwks.js';
+import { JwtVerifier } from '../core/resource/jwt.js';
+import { requireScope, scopeRule, type ScopeRule } from '../core/resource/scope.js';
+import type { AccessTokenVerifier, VerifiedToken } from '../core/resource/token.js';
+
+/** What a protected route needs: `"a b"` or `["a", "b"]` (all of them), or `{ all, any }`. */
+export type ScopeSpec = string | readonly string[] | ScopeRule;
+
+export interface GatehouseAuthOptions {
+  /** The authorization server's issuer identifier, e.g. `https://auth.example.com` (its {auth_url}). */
+  issuer: string;
+  /** This API's identifier(s), matched against `aud`. Gatehouse puts `GATEHOUSE_API_URL` there. */
+  audience: string | readonly string[];
+  /** Default `${issuer}/.well-known/jwks.json`. */
+  jwksUri?: string;
+  /** Default `['ES256']`, what Gatehouse signs with. */
+  algorithms?: readonly string[];
+  /** Allowed clock skew for `exp`/`nbf`, seconds (default 0). */
+  clockToleranceSec?: number;
+  /**
+   * Check tokens by RFC 7662 introspection too: opaque tokens always, and
+   * every token with `allTokens: true` (revocation is then seen within
+   * `cacheTtlSec`). Needs a client created with `--introspect`.
+   */
+  introspection?: { clientId: string; clientSecret: string; endpoint?: string; cacheTtlSec?: number; allTokens?: boolean };
+  /** The `realm` of the `WWW-Authenticate` challenge (default `gatehouse`). */
+  realm?: string;
+  /** Bring your own check instead (e.g. `TableVerifier` when sharing Gatehouse's storage). */
+  verifier?: AccessTokenVerifier;
+  fetch?: typeof fetch;
+  clock?: Clock;
+}
+
+/** Verified JWTs are remembered this long (the signature check is the expensive part). */
+const JWT_CACHE_MS = 60_000;
+
+/** The verifier the options describe: local JWT checks, plus introspection where asked for. */
+export function createVerifier(opts: GatehouseAuthOptions): AccessTokenVerifier {
+  if (opts.verifier) return opts.verifier;
+  const clock = opts.clock ?? systemClock;
+  const issuer = opts.issuer.replace(/\/+$/, '');
+  const audience = typeof opts.audience === 'string' ? [opts.audience] : [...opts.audience];
+  const keys = new RemoteJwks({ uri: opts.jwksUri ?? `${issuer}/.well-known/jwks.json`, clock, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  const jwt = new CachedVerifier(new JwtVerifier({ keys, issuer, audience, clock, algorithms: opts.algorithms ?? ['ES256'], clockToleranceSec: opts.clockToleranceSec ?? 0 }), { ttlMs: JWT_CACHE_MS, clock });
+  const i = opts.introspection;
+  if (!i) return new TokenRouter({ jwt, opaque: { verify: async () => { throw invalidToken('opaque tokens need introspection, which is not configured'); } } });
+  const introspection = new CachedVerifier(new IntrospectionVerifier({
+    endpoint: i.endpoint ?? `${issuer}/oauth/check_token`, clientId: i.clientId, clientSecret: i.clientSecret, issuer, audience, clock,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  }), { ttlMs: (i.cacheTtlSec ?? 5) * 1000, clock });
+  return i.allTokens ? introspection : new TokenRouter({ jwt, opaque: introspection });
+}
+
+/** One protected-resource check, whatever the framework: find the token, verify it, check the scope. */
+export class BearerGuard {
+  readonly realm: string;
+  readonly verifier: AccessTokenVerifier;
+
+  constructor(opts: GatehouseAuthOptions) {
+    this.realm = opts.realm ?? 'gatehouse';
+    this.verifier = createVerifier(opts);
+  }
+
+  async authenticate(req: BearerRequest, scope?: ScopeSpec): Promise<VerifiedToken> {
+    const token = await this.verifier.verify(extractBearerToken(req));
+    requireScope(token.scope, scopeRule(scope));
+    return token;
+  }
+}
