@@ -46,7 +46,7 @@ export function createVerifier(opts: GatehouseAuthOptions): AccessTokenVerifier 
   const issuer = opts.issuer.replace(/\/+$/, '');
   const audience = typeof opts.audience === 'string' ? [opts.audience] : [...opts.audience];
   const keys = new RemoteJwks({ uri: opts.jwksUri ?? `${issuer}/.well-known/jwks.json`, clock, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
-  const jwt = new CachedVerifier(new JwtVerifier({ keys, issuer, audience, clock, algorithms: opts.algorithms ?? ['ES256'], clockToleranceSec: opts.clockToleranceSec ?? 0 }), { ttlMs: JWT_CACHE_MS, clock });
+  const jwt = new CachedVerifier(new JwtVerifier({ keys, issuer, audience, clock, algorithms: opts.algorithms ?? ['ES256'], clockToleranceSec: opts.clockToleranceSec ?? 0 }), { ttlMs: JWT_CACHE_MS, clock, cacheFailures: false });
   const i = opts.introspection;
   if (!i) return new TokenRouter({ jwt, opaque: { verify: async () => { throw invalidToken('opaque tokens need introspection, which is not configured'); } } });
   const introspection = new CachedVerifier(new IntrospectionVerifier({

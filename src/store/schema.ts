@@ -125,3 +125,70 @@ export interface DB {
   sessions: SessionsTable;
   rate_limits: RateLimitsTable;
 }
+
+/* Chat-bot interface (migration 0002_bot); merged into DB below. */
+export interface BotsTable {
+  id: number;
+  username: string;
+  username_lower: string;
+  name: string;
+  owner_user_id: string | null;
+  token_hash: string | null;
+  webhook_url: string | null;
+  webhook_secret: string | null;
+  webhook_max_connections: number | null;
+  webhook_allowed_updates: string | null; // JSON array
+  webhook_set_at: number | null;
+  allowed_updates: string | null; // JSON array
+  last_error_date: number | null;
+  last_error_message: string | null;
+  last_update_id: number;
+  created_at: number;
+}
+
+export interface BotPeopleTable {
+  user_id: string;
+  id: number;
+  created_at: number;
+}
+
+export interface BotChatsTable {
+  bot_id: number;
+  chat_id: number;
+  user_id: string;
+  last_message_id: number;
+  state: string | null; // JSON
+  created_at: number;
+  updated_at: number;
+}
+
+export interface BotMessagesTable {
+  bot_id: number;
+  chat_id: number;
+  message_id: number;
+  from_bot: number;
+  date: number;
+  text: string;
+  entities: string | null; // JSON array
+  reply_to_message_id: number | null;
+  edit_date: number | null;
+}
+
+export interface BotUpdatesTable {
+  bot_id: number;
+  update_id: number;
+  chat_id: number | null;
+  payload: string; // JSON Update
+  created_at: number;
+  attempts: number;
+  next_attempt_at: number;
+}
+
+// Declaration merging keeps the tables above out of the original DB block.
+export interface DB {
+  bots: BotsTable;
+  bot_people: BotPeopleTable;
+  bot_chats: BotChatsTable;
+  bot_messages: BotMessagesTable;
+  bot_updates: BotUpdatesTable;
+}

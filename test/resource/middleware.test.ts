@@ -127,8 +127,12 @@ describe('bearer middleware (gatehouse/middleware)', () => {
     await call(`${fastifyUrl}/notes`, { headers: { authorization: `Bearer ${await s.token('chat')}` } });
     const before = jwksFetches;
     await server.gh.keys.rotate(clock.now() + 3600_000);
-    clock.advance(2000);
     const fresh = await s.token('chat');
+    // The clock has not moved since the first fetch: inside the cooldown the new kid is not fetched yet…
+    assertBearerError(await call(`${fastifyUrl}/notes`, { headers: { authorization: `Bearer ${fresh}` } }), 401, 'invalid_token');
+    assert.equal(jwksFetches, before);
+    // …and that refusal is not remembered: after the cooldown one refresh finds the key.
+    clock.advance(2000);
     assert.equal((await call(`${fastifyUrl}/notes`, { headers: { authorization: `Bearer ${fresh}` } })).status, 200);
     assert.equal(jwksFetches, before + 1);
     // A burst of tokens naming unknown keys right after: no further fetches inside the cooldown.

@@ -19,7 +19,12 @@ export class CachedVerifier implements AccessTokenVerifier {
 
   constructor(
     private readonly inner: AccessTokenVerifier,
-    private readonly opts: { ttlMs: number; clock: Clock; maxEntries?: number },
+    /**
+     * `cacheFailures: false` for local JWT checks: a failure there may be a key
+     * not fetched yet, and remembering it would refuse a good token for the
+     * whole lifetime.
+     */
+    private readonly opts: { ttlMs: number; clock: Clock; maxEntries?: number; cacheFailures?: boolean },
   ) {}
 
   async verify(token: string): Promise<VerifiedToken> {
@@ -47,7 +52,7 @@ export class CachedVerifier implements AccessTokenVerifier {
       this.put(key, { ok: true, token: verified, until: Math.min(until(), verified.expiresAt) });
       return verified;
     } catch (e) {
-      if (e instanceof OAuthError && e.error === 'invalid_token') this.put(key, { ok: false, error: e, until: until() });
+      if (this.opts.cacheFailures !== false && e instanceof OAuthError && e.error === 'invalid_token') this.put(key, { ok: false, error: e, until: until() });
       throw e;
     }
   }

@@ -26,7 +26,7 @@ export function apiVerifier(gh: Gatehouse): AccessTokenVerifier {
       return table;
     case 'local': {
       const keys = new RemoteJwks({ uri: `${config.authUrl}/.well-known/jwks.json`, clock });
-      const jwt = new CachedVerifier(new JwtVerifier({ keys, issuer, audience, clock }), { ttlMs: JWT_CACHE_MS, clock });
+      const jwt = new CachedVerifier(new JwtVerifier({ keys, issuer, audience, clock }), { ttlMs: JWT_CACHE_MS, clock, cacheFailures: false });
       return new TokenRouter({ jwt, opaque: table });
     }
     case 'introspection':
