@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import { buildAuthServer } from './http/auth/app.js';
 import { buildApiServer } from './http/api/app.js';
+import { startBotInterface, type RunningBotInterface } from './http/bot/start.js';
 
 export interface RunningGatehouse {
   gh: Gatehouse;
@@ -12,6 +13,8 @@ export interface RunningGatehouse {
   apiUrl: string;
   /** Where the authorization server listens (differs from authUrl behind a proxy or a shared issuer). */
   listening: string;
+  /** The chat-bot interface ({bot_api_url}) when the `bot` role runs. */
+  bot: RunningBotInterface | undefined;
   logger: Logger;
   /** Stops accepting, finishes in-flight requests, closes storage. */
   close(): Promise<void>;
@@ -34,6 +37,7 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
   let authUrl = config.authUrl;
   let apiUrl = config.apiUrl;
   let listening = '';
+  let bot: RunningBotInterface | undefined;
   try {
     if (config.roles.has('auth')) {
       const app = await buildAuthServer(gh, logger);
@@ -52,7 +56,10 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
       gh.oauth.audience = apiUrl;
       servers.push(api);
     }
+    // The chat-bot interface ({bot_api_url}): Bot API, chat client API, chat page and BotFather.
+    if (config.roles.has('bot')) bot = await startBotInterface(gh, logger, { port: config.botPort });
   } catch (e) {
+    await bot?.close();
     await Promise.all(servers.map((s) => s.close()));
     await gh.close();
     throw e;
@@ -69,7 +76,8 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
 
   logger.info({ auth_url: authUrl, api_url: config.roles.has('api') ? apiUrl : undefined, database: config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres' },
     `Gatehouse ready: authorization server ${authUrl} (metadata ${authUrl}/.well-known/oauth-authorization-server)` +
-    (config.roles.has('api') ? `, resource server ${apiUrl} (${apiUrl}/user)` : ''));
+    (config.roles.has('api') ? `, resource server ${apiUrl} (${apiUrl}/user)` : '') +
+    (bot ? `, chat-bot interface ${bot.url} (Bot API ${bot.url}/bot<token>/<method>, chat page ${bot.url}/)` : ''));
   if (!config.adminToken) logger.info('admin HTTP API disabled: set GATEHOUSE_ADMIN_TOKEN to enable it');
 
   return {
@@ -77,9 +85,11 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
     authUrl,
     apiUrl,
     listening,
+    bot,
     logger,
     async close() {
       clearInterval(purge);
+      await bot?.close();
       await Promise.all(servers.map((s) => s.close()));
       await gh.close();
     },

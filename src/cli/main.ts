@@ -6,11 +6,15 @@ import { KeyRing } from '../core/oauth/keys.js';
 import { argon2Hasher } from '../infra/argon2.js';
 import { openStorage, UsernameTakenError } from '../store/index.js';
 import { startGatehouse } from '../server.js';
+import { BotInputError, createBot } from '../core/bot/manage.js';
+import { BotUsernameTakenError } from '../core/bot/ports.js';
+import { botStorage } from '../store/bot/index.js';
 
 /** Settings every command accepts as flags (`--auth-port 0` = GATEHOUSE_AUTH_PORT=0). */
 const SETTINGS = ['database-url', 'redis-url', 'host', 'auth-port', 'api-port', 'bot-port', 'roles', 'auth-url', 'api-url', 'bot-api-url',
   'allow-private-webhooks', 'admin-token', 'access-token-ttl', 'code-ttl', 'refresh-token-ttl', 'session-ttl', 'token-endpoint-get',
-  'open-token-key', 'trust-proxy', 'log-level'] as const;
+  'open-token-key', 'trust-proxy', 'log-level', 'redis-prefix', 'token-verification', 'introspection-cache-ttl', 'introspection-client-id',
+  'introspection-client-secret'] as const;
 type Options = NonNullable<ParseArgsConfig['options']>;
 const settingOptions: Options = Object.fromEntries(SETTINGS.map((s) => [s, { type: 'string' as const }]));
 
@@ -22,6 +26,7 @@ const USAGE = `usage: gatehouse <command> [options] [--json]
                 [--public] [--auth-method M] [--trusted] [--introspect] [--domain D] [--token-format jwt|opaque]
   client list
   keys rotate
+  bot create --owner U --username X_bot --name N   a bot owned by user U; prints its token once
 
 Settings come from flags (--auth-port 0), then GATEHOUSE_* environment variables, then defaults.`;
 
@@ -133,12 +138,28 @@ async function keysRotate(args: string[]): Promise<void> {
   print(Boolean(values.json), { kid: key.kid, alg: key.alg }, `new signing key ${key.kid} (${key.alg}); previous keys stay published until their tokens expire`);
 }
 
+async function botCreate(args: string[]): Promise<void> {
+  const { values } = parse(args, { owner: { type: 'string' }, username: { type: 'string' }, name: { type: 'string' } });
+  const { bot, token } = await withStorage(configFrom(values), async (s) => {
+    const owner = await s.users.findByUsername(String(values.owner ?? '')) ?? await s.users.get(String(values.owner ?? ''));
+    if (!owner) throw new InputError('--owner must name an existing user');
+    try {
+      return await createBot(botStorage(s), systemClock, { ownerUserId: owner.id, username: String(values.username ?? ''), name: String(values.name ?? '') });
+    } catch (e) {
+      if (e instanceof BotInputError || e instanceof BotUsernameTakenError) throw new InputError(e.message);
+      throw e;
+    }
+  });
+  print(Boolean(values.json), { id: bot.id, username: bot.username, token }, `created bot @${bot.username} (${bot.id})\ntoken: ${token}\n(the token is shown once; only its hash is stored)`);
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   serve,
   'user create': userCreate,
   'client create': clientCreate,
   'client list': clientList,
   'keys rotate': keysRotate,
+  'bot create': botCreate,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,4 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
+import { botMigration } from './bot/migration.js';
+import { notifyMigration } from './notify/migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -130,6 +132,8 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0002_bot': botMigration,
+  '0003_notify': notifyMigration,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -158,7 +162,9 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
     if (!error && !failed) return;
     // kysely takes no lock on SQLite: a process (the CLI, a second server) that
     // migrates the same fresh file at the same moment makes ours roll back.
-    // The next run finds its migrations applied.
-    if (attempt === 3) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+    // The next run finds its migrations applied; a short pause lets the
+    // other process finish a migration of several tables first.
+    if (attempt === 5) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
   }
 }

@@ -1,0 +1,163 @@
+import type { MessageEntity, Update } from '@grammyjs/types';
+
+/**
+ * Storage ports of the chat-bot interface. Each SQL adapter (SQLite,
+ * PostgreSQL) implements them; every method is one atomic statement unless
+ * it says otherwise, multi-step writes go through `BotStorage.transaction`.
+ * Times are Unix milliseconds; `date` fields of messages are Unix seconds as
+ * the Bot API shows them.
+ */
+
+export interface Webhook {
+  url: string;
+  secretToken: string | null;
+  maxConnections: number;
+  allowedUpdates: string[] | null;
+  setAt: number;
+}
+
+export interface BotRecord {
+  id: number;
+  username: string;
+  name: string;
+  /** Who created it through BotFather or the CLI; null for BotFather itself. */
+  ownerUserId: string | null;
+  /** SHA-256 of the token; null for accounts answered in-process (BotFather). */
+  tokenHash: string | null;
+  webhook: Webhook | null;
+  /** getUpdates' allowed_updates, kept between calls when omitted. */
+  allowedUpdates: string[] | null;
+  lastErrorDate: number | null;
+  lastErrorMessage: string | null;
+  createdAt: number;
+}
+
+export type NewBot = Pick<BotRecord, 'id' | 'username' | 'name' | 'ownerUserId' | 'tokenHash' | 'createdAt'>;
+
+/** A person as bots see them: the numeric id doubles as the private chat id. */
+export interface Person {
+  userId: string;
+  id: number;
+  username: string;
+  name: string | null;
+}
+
+export interface ChatRecord {
+  botId: number;
+  chatId: number;
+  userId: string;
+  lastMessageId: number;
+  /** BotFather's conversation state (JSON), null when idle. */
+  state: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface StoredMessage {
+  botId: number;
+  chatId: number;
+  messageId: number;
+  /** Sent by the bot (true) or by the person (false). */
+  fromBot: boolean;
+  date: number;
+  text: string;
+  entities: MessageEntity[] | null;
+  replyToMessageId: number | null;
+  editDate: number | null;
+}
+
+export type NewMessage = Omit<StoredMessage, 'messageId' | 'editDate'>;
+
+export interface StoredUpdate {
+  botId: number;
+  updateId: number;
+  chatId: number | null;
+  update: Update;
+  createdAt: number;
+  /** Webhook delivery bookkeeping. */
+  attempts: number;
+  nextAttemptAt: number;
+}
+
+export class BotUsernameTakenError extends Error {
+  constructor(username: string) {
+    super(`bot username already taken: ${username}`);
+    this.name = 'BotUsernameTakenError';
+  }
+}
+
+export interface BotStore {
+  /** Throws BotUsernameTakenError when the username is taken regardless of case. */
+  create(bot: NewBot): Promise<void>;
+  get(id: number): Promise<BotRecord | undefined>;
+  findByTokenHash(hash: string): Promise<BotRecord | undefined>;
+  /** Case-insensitive. */
+  findByUsername(username: string): Promise<BotRecord | undefined>;
+  listByOwner(userId: string): Promise<BotRecord[]>;
+  setTokenHash(id: number, hash: string | null): Promise<void>;
+  /** Deletes the bot with its chats, messages and updates. */
+  delete(id: number): Promise<void>;
+  setWebhook(id: number, webhook: Webhook | null): Promise<void>;
+  setAllowedUpdates(id: number, allowed: string[] | null): Promise<void>;
+  setLastError(id: number, date: number | null, message: string | null): Promise<void>;
+  /** Bots with a webhook set (the deliverer's work list after a restart). */
+  listWithWebhook(): Promise<BotRecord[]>;
+}
+
+export interface PersonStore {
+  /** The person's numeric id, created on first use (`candidate` when free). */
+  ensure(userId: string, candidate: number): Promise<number>;
+  get(userId: string): Promise<Person | undefined>;
+  getById(id: number): Promise<Person | undefined>;
+  /** Case-insensitive. */
+  findByUsername(username: string): Promise<Person | undefined>;
+}
+
+export interface ChatStore {
+  /** Creates the private chat if missing; returns it either way. */
+  open(botId: number, chatId: number, userId: string, now: number): Promise<ChatRecord>;
+  get(botId: number, chatId: number): Promise<ChatRecord | undefined>;
+  listForUser(userId: string): Promise<ChatRecord[]>;
+  setState(botId: number, chatId: number, state: string | null): Promise<void>;
+  /** Allocates the next message_id of the chat atomically and stores the message. */
+  addMessage(m: NewMessage, now: number): Promise<StoredMessage>;
+  getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined>;
+  editMessage(botId: number, chatId: number, messageId: number, patch: { text: string; entities: MessageEntity[] | null; editDate: number | null }): Promise<boolean>;
+  deleteMessage(botId: number, chatId: number, messageId: number): Promise<boolean>;
+  /** Messages with message_id > after, oldest first. */
+  messagesAfter(botId: number, chatId: number, after: number, limit: number): Promise<StoredMessage[]>;
+  /** The newest message of each chat given (for the chat list). */
+  lastMessage(botId: number, chatId: number): Promise<StoredMessage | undefined>;
+}
+
+export interface UpdateStore {
+  /**
+   * Allocates the bot's next update_id atomically (one more than the last,
+   * from a random start) and stores the update `build` makes with it.
+   */
+  add(botId: number, chatId: number | null, build: (updateId: number) => Update, now: number): Promise<Update>;
+  /** Updates with update_id >= fromId (all when undefined), oldest first. */
+  list(botId: number, fromId: number | undefined, limit: number): Promise<StoredUpdate[]>;
+  /** Confirms (deletes) every update below `updateId`. */
+  deleteBelow(botId: number, updateId: number): Promise<number>;
+  /** Keeps only the newest `count` updates. */
+  keepLast(botId: number, count: number): Promise<void>;
+  deleteAll(botId: number): Promise<void>;
+  delete(botId: number, updateId: number): Promise<void>;
+  count(botId: number): Promise<number>;
+  /** Webhook retry bookkeeping. */
+  markAttempt(botId: number, updateId: number, attempts: number, nextAttemptAt: number): Promise<void>;
+  /** Updates are kept 24 hours (Bot API, getUpdates). */
+  purgeOlderThan(time: number): Promise<number>;
+}
+
+export interface BotStores {
+  bots: BotStore;
+  people: PersonStore;
+  chats: ChatStore;
+  updates: UpdateStore;
+}
+
+export interface BotStorage extends BotStores {
+  transaction<T>(fn: (tx: BotStores) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,93 @@
+/**
+ * Wake-ups for long polls: a waiting getUpdates (or a person's chat poll)
+ * subscribes to a topic and the writer publishes on it right after commit.
+ * No database polling. The in-process hub serves a single process; a Redis
+ * pub/sub implementation (src/store/bot/redis-wakeups.ts) carries the same
+ * topics between processes.
+ */
+export interface Wakeups {
+  publish(topic: string, message?: string): void;
+  /** Returns the unsubscribe function. */
+  subscribe(topic: string, listener: (message: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+export const topics = {
+  /** New updates for a bot (long polls and the webhook deliverer wait on it). */
+  updates: (botId: number) => `bot:${botId}:updates`,
+  /** A getUpdates started; the message is its id, so older polls end with 409. */
+  poll: (botId: number) => `bot:${botId}:poll`,
+  /** New or changed messages in a private chat (the person's client polls it). */
+  chat: (botId: number, chatId: number) => `chat:${botId}:${chatId}`,
+  /** A bot's webhook was set or deleted; the message is the bot id. */
+  webhooks: 'bots:webhooks',
+};
+
+export class LocalWakeups implements Wakeups {
+  private readonly listeners = new Map<string, Set<(m: string) => void>>();
+
+  publish(topic: string, message = ''): void {
+    const set = this.listeners.get(topic);
+    if (!set) return;
+    for (const fn of [...set]) fn(message);
+  }
+
+  subscribe(topic: string, listener: (message: string) => void): () => void {
+    let set = this.listeners.get(topic);
+    if (!set) this.listeners.set(topic, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.listeners.get(topic) === set) this.listeners.delete(topic);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+}
+
+/**
+ * Waits until a message arrives on one of `topicList`, `ms` passes or
+ * `signal` aborts, whichever is first. Subscribe *before* checking storage
+ * and pass the subscription in, so nothing published in between is lost.
+ */
+export class Waiter {
+  private wake: (() => void) | undefined;
+  private fired = false;
+  private readonly unsubscribe: (() => void)[];
+
+  constructor(wakeups: Wakeups, topicList: string[], private readonly onMessage?: (topic: string, message: string) => boolean) {
+    this.unsubscribe = topicList.map((t) => wakeups.subscribe(t, (m) => {
+      if (this.onMessage && !this.onMessage(t, m)) return;
+      this.fired = true;
+      this.wake?.();
+    }));
+  }
+
+  /** Resolves true when woken by a message, false on timeout or abort. */
+  wait(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.fired) {
+      this.fired = false;
+      return Promise.resolve(true);
+    }
+    if (ms <= 0 || signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (woken: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.wake = undefined;
+        if (woken) this.fired = false;
+        resolve(woken);
+      };
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.wake = () => done(true);
+    });
+  }
+
+  close(): void {
+    for (const u of this.unsubscribe) u();
+  }
+}

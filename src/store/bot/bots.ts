@@ -1,0 +1,106 @@
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import { BotUsernameTakenError, type BotRecord, type BotStore, type NewBot, type Webhook } from '../../core/bot/ports.js';
+import { firstUpdateId } from '../../core/bot/token.js';
+import type { BotsTable, DB } from '../schema.js';
+
+const list = (s: string | null): string[] | null => (s === null ? null : (JSON.parse(s) as string[]));
+
+export const isUniqueViolation = (e: unknown) => {
+  // SQLite: SQLITE_CONSTRAINT_*; PostgreSQL: 23505 unique_violation.
+  const code = (e as { code?: string }).code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+};
+
+export const toBot = (r: BotsTable): BotRecord => ({
+  id: r.id,
+  username: r.username,
+  name: r.name,
+  ownerUserId: r.owner_user_id,
+  tokenHash: r.token_hash,
+  webhook: r.webhook_url === null ? null : {
+    url: r.webhook_url, secretToken: r.webhook_secret, maxConnections: r.webhook_max_connections ?? 40,
+    allowedUpdates: list(r.webhook_allowed_updates), setAt: r.webhook_set_at ?? 0,
+  },
+  allowedUpdates: list(r.allowed_updates),
+  lastErrorDate: r.last_error_date,
+  lastErrorMessage: r.last_error_message,
+  createdAt: r.created_at,
+});
+
+export class SqlBotStore implements BotStore {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async create(b: NewBot): Promise<void> {
+    try {
+      await this.db.insertInto('bots').values({
+        id: b.id, username: b.username, username_lower: b.username.toLowerCase(), name: b.name, owner_user_id: b.ownerUserId,
+        token_hash: b.tokenHash, webhook_url: null, webhook_secret: null, webhook_max_connections: null, webhook_allowed_updates: null,
+        webhook_set_at: null, allowed_updates: null, last_error_date: null, last_error_message: null,
+        last_update_id: firstUpdateId() - 1, created_at: b.createdAt,
+      }).execute();
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new BotUsernameTakenError(b.username);
+      throw e;
+    }
+  }
+
+  async get(id: number): Promise<BotRecord | undefined> {
+    const r = await this.db.selectFrom('bots').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toBot(r);
+  }
+
+  async findByTokenHash(hash: string): Promise<BotRecord | undefined> {
+    const r = await this.db.selectFrom('bots').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+    return r && toBot(r);
+  }
+
+  async findByUsername(username: string): Promise<BotRecord | undefined> {
+    const r = await this.db.selectFrom('bots').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
+    return r && toBot(r);
+  }
+
+  async listByOwner(userId: string): Promise<BotRecord[]> {
+    const rows = await this.db.selectFrom('bots').selectAll().where('owner_user_id', '=', userId).orderBy('created_at').execute();
+    return rows.map(toBot);
+  }
+
+  async setTokenHash(id: number, hash: string | null): Promise<void> {
+    await this.db.updateTable('bots').set({ token_hash: hash }).where('id', '=', id).execute();
+  }
+
+  /** The bot row goes first, so its token stops working before anything else is removed. */
+  async delete(id: number): Promise<void> {
+    await this.db.deleteFrom('bots').where('id', '=', id).execute();
+    await this.db.deleteFrom('bot_updates').where('bot_id', '=', id).execute();
+    await this.db.deleteFrom('bot_messages').where('bot_id', '=', id).execute();
+    await this.db.deleteFrom('bot_chats').where('bot_id', '=', id).execute();
+  }
+
+  async setWebhook(id: number, w: Webhook | null): Promise<void> {
+    await this.db.updateTable('bots').set({
+      webhook_url: w?.url ?? null, webhook_secret: w?.secretToken ?? null, webhook_max_connections: w?.maxConnections ?? null,
+      webhook_allowed_updates: w?.allowedUpdates ? JSON.stringify(w.allowedUpdates) : null, webhook_set_at: w?.setAt ?? null,
+    }).where('id', '=', id).execute();
+  }
+
+  async setAllowedUpdates(id: number, allowed: string[] | null): Promise<void> {
+    await this.db.updateTable('bots').set({ allowed_updates: allowed ? JSON.stringify(allowed) : null }).where('id', '=', id).execute();
+  }
+
+  async setLastError(id: number, date: number | null, message: string | null): Promise<void> {
+    await this.db.updateTable('bots').set({ last_error_date: date, last_error_message: message }).where('id', '=', id).execute();
+  }
+
+  async listWithWebhook(): Promise<BotRecord[]> {
+    const rows = await this.db.selectFrom('bots').selectAll().where('webhook_url', 'is not', null).execute();
+    return rows.map(toBot);
+  }
+
+  /** Atomic next update_id of a bot (one statement; both dialects support RETURNING). */
+  async nextUpdateId(id: number): Promise<number> {
+    const r = await this.db.updateTable('bots').set({ last_update_id: sql<number>`last_update_id + 1` })
+      .where('id', '=', id).returning('last_update_id').executeTakeFirstOrThrow();
+    return Number(r.last_update_id);
+  }
+}

@@ -1,0 +1,82 @@
+import type { MessageEntity } from '@grammyjs/types';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { ChatRecord, ChatStore, NewMessage, StoredMessage } from '../../core/bot/ports.js';
+import type { BotChatsTable, BotMessagesTable, DB } from '../schema.js';
+
+const toChat = (r: BotChatsTable): ChatRecord => ({
+  botId: r.bot_id, chatId: r.chat_id, userId: r.user_id, lastMessageId: r.last_message_id, state: r.state, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+const toMessage = (r: BotMessagesTable): StoredMessage => ({
+  botId: r.bot_id, chatId: r.chat_id, messageId: r.message_id, fromBot: r.from_bot === 1, date: r.date, text: r.text,
+  entities: r.entities === null ? null : (JSON.parse(r.entities) as MessageEntity[]), replyToMessageId: r.reply_to_message_id, editDate: r.edit_date,
+});
+
+export class SqlChatStore implements ChatStore {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async open(botId: number, chatId: number, userId: string, now: number): Promise<ChatRecord> {
+    await this.db.insertInto('bot_chats').values({ bot_id: botId, chat_id: chatId, user_id: userId, last_message_id: 0, state: null, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.columns(['bot_id', 'chat_id']).doNothing()).execute();
+    return (await this.get(botId, chatId))!;
+  }
+
+  async get(botId: number, chatId: number): Promise<ChatRecord | undefined> {
+    const r = await this.db.selectFrom('bot_chats').selectAll().where('bot_id', '=', botId).where('chat_id', '=', chatId).executeTakeFirst();
+    return r && toChat(r);
+  }
+
+  async listForUser(userId: string): Promise<ChatRecord[]> {
+    const rows = await this.db.selectFrom('bot_chats').selectAll().where('user_id', '=', userId).orderBy('updated_at', 'desc').execute();
+    return rows.map(toChat);
+  }
+
+  async setState(botId: number, chatId: number, state: string | null): Promise<void> {
+    await this.db.updateTable('bot_chats').set({ state }).where('bot_id', '=', botId).where('chat_id', '=', chatId).execute();
+  }
+
+  /** message_id comes from one UPDATE … RETURNING on the chat row: concurrent senders never share one. */
+  async addMessage(m: NewMessage, now: number): Promise<StoredMessage> {
+    const r = await this.db.updateTable('bot_chats').set({ last_message_id: sql<number>`last_message_id + 1`, updated_at: now })
+      .where('bot_id', '=', m.botId).where('chat_id', '=', m.chatId).returning('last_message_id').executeTakeFirstOrThrow();
+    const messageId = Number(r.last_message_id);
+    await this.db.insertInto('bot_messages').values({
+      bot_id: m.botId, chat_id: m.chatId, message_id: messageId, from_bot: m.fromBot ? 1 : 0, date: m.date, text: m.text,
+      entities: m.entities ? JSON.stringify(m.entities) : null, reply_to_message_id: m.replyToMessageId, edit_date: null,
+    }).execute();
+    return { ...m, messageId, editDate: null };
+  }
+
+  async getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined> {
+    const r = await this.db.selectFrom('bot_messages').selectAll()
+      .where('bot_id', '=', botId).where('chat_id', '=', chatId).where('message_id', '=', messageId).executeTakeFirst();
+    return r && toMessage(r);
+  }
+
+  async editMessage(botId: number, chatId: number, messageId: number, patch: { text: string; entities: MessageEntity[] | null; editDate: number | null }): Promise<boolean> {
+    const r = await this.db.updateTable('bot_messages')
+      .set({ text: patch.text, entities: patch.entities ? JSON.stringify(patch.entities) : null, edit_date: patch.editDate })
+      .where('bot_id', '=', botId).where('chat_id', '=', chatId).where('message_id', '=', messageId).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async deleteMessage(botId: number, chatId: number, messageId: number): Promise<boolean> {
+    const r = await this.db.deleteFrom('bot_messages')
+      .where('bot_id', '=', botId).where('chat_id', '=', chatId).where('message_id', '=', messageId).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  async messagesAfter(botId: number, chatId: number, after: number, limit: number): Promise<StoredMessage[]> {
+    const rows = await this.db.selectFrom('bot_messages').selectAll()
+      .where('bot_id', '=', botId).where('chat_id', '=', chatId).where('message_id', '>', after)
+      .orderBy('message_id').limit(limit).execute();
+    return rows.map(toMessage);
+  }
+
+  async lastMessage(botId: number, chatId: number): Promise<StoredMessage | undefined> {
+    const r = await this.db.selectFrom('bot_messages').selectAll()
+      .where('bot_id', '=', botId).where('chat_id', '=', chatId).orderBy('message_id', 'desc').limit(1).executeTakeFirst();
+    return r && toMessage(r);
+  }
+}
