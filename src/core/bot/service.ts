@@ -82,7 +82,11 @@ export class BotService {
 
   /** One Bot API call: `/bot<token>/<method>`; method names are case-insensitive. */
   async call(token: string, method: string, params: BotParams, signal?: AbortSignal): Promise<unknown> {
-    const bot = await this.authenticate(token);
+    return this.callAs(await this.authenticate(token), method, params, signal);
+  }
+
+  /** A method call by an authenticated bot (also: a method named in a webhook's reply). */
+  async callAs(bot: BotRecord, method: string, params: BotParams, signal?: AbortSignal): Promise<unknown> {
     const handler = methods[method.toLowerCase()];
     if (!handler) throw notFound('method not found');
     const signals = signal ? AbortSignal.any([signal, this.stopping.signal]) : this.stopping.signal;

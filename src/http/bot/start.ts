@@ -8,7 +8,8 @@ import { LocalWakeups, type Wakeups } from '../../core/bot/wakeups.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { botStorage } from '../../store/bot/index.js';
 import { buildBotServer } from './app.js';
-import { webhookUrlChecker } from './webhook-client.js';
+import { webhookPoster, webhookUrlChecker } from './webhook-client.js';
+import { WebhookDeliverer } from '../../core/bot/webhook-delivery.js';
 
 export interface RunningBotInterface {
   app: FastifyInstance;
@@ -22,7 +23,7 @@ const HOUR = 3600_000;
 /**
  * Starts the chat-bot interface ({bot_api_url}) on its own listener: Bot API,
  * chat client API and chat page, BotFather, and the background work
- * (updates kept 24 hours).
+ * (webhook delivery, updates kept 24 hours).
  */
 export async function startBotInterface(gh: Gatehouse, logger: Logger, opts: { port: number; flood?: FloodPolicy; wakeups?: Wakeups }): Promise<RunningBotInterface> {
   const wakeups = opts.wakeups ?? new LocalWakeups();
@@ -37,6 +38,9 @@ export async function startBotInterface(gh: Gatehouse, logger: Logger, opts: { p
   await service.init();
   new BotFather(service);
   const client = new ChatClient(service);
+  const deliverer = new WebhookDeliverer(service, webhookPoster(gh.config.allowPrivateWebhooks), undefined,
+    (err) => logger.warn({ err }, 'webhook delivery failed'));
+  await deliverer.start();
   const app = await buildBotServer(gh, { service, client }, logger);
   const address = await app.listen({ host: gh.config.host, port: opts.port });
   const configured = new URL(gh.config.botApiUrl);
@@ -58,6 +62,7 @@ export async function startBotInterface(gh: Gatehouse, logger: Logger, opts: { p
       clearInterval(purge);
       // Pending long polls answer at once, so closing does not wait up to 50 s for them.
       service.close();
+      deliverer.stop();
       await app.close();
       await wakeups.close();
     },
