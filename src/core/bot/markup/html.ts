@@ -82,7 +82,7 @@ function readAttributes(s: string, i: number, tag: string, begin: number): { att
     } else {
       const start = i;
       while (i < s.length && /[A-Za-z0-9.-]/.test(s[i]!)) i++;
-      if (i < s.length && !isSpace(s[i]) && s[i] !== '>') throw new MarkupError(`Unexpected end of name token at byte offset ${byteOffset(s, i)}`);
+      if (i < s.length && !isSpace(s[i]) && s[i] !== '>') throw new MarkupError(`Unexpected end of name token at byte offset ${byteOffset(s, start)}`);
       if (i >= s.length) throw new MarkupError(`Unclosed start tag "${tag}" at byte offset ${at()}`);
       value = s.slice(start, i);
     }
