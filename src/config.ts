@@ -45,6 +45,12 @@ export interface Config {
   introspectionClientSecret: string | undefined;
   /** Bot API flood control (Telegram: ~1 message/s per chat with bursts, ~30/s per bot); rate 0 turns a limit off. */
   botFlood: { perChat: { rate: number; burst: number }; global: { rate: number; burst: number } };
+  /** Bot token chat notifications are sent with (spec §1.6); chat endpoints wait while it is unset. */
+  notifyBotToken: string | undefined;
+  /** The Bot API they go through; unset means Gatehouse's own ({bot_api_url}). Any Telegram-compatible API works. */
+  notifyBotApiUrl: string | undefined;
+  /** Seconds a webhook receiver (or the Bot API) gets to answer before the attempt counts as failed. */
+  webhookTimeout: number;
 }
 
 export type TokenVerification = 'table' | 'local' | 'introspection';
@@ -133,6 +139,15 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     logLevel: src.GATEHOUSE_LOG_LEVEL || 'info',
     ...resourceSettings(src),
     botFlood: botFloodSettings(src),
+    ...notifySettings(src),
+  };
+}
+
+function notifySettings(src: Source) {
+  return {
+    notifyBotToken: src.GATEHOUSE_NOTIFY_BOT_TOKEN || undefined,
+    notifyBotApiUrl: src.GATEHOUSE_NOTIFY_BOT_API_URL ? url(src, 'GATEHOUSE_NOTIFY_BOT_API_URL', '') : undefined,
+    webhookTimeout: int(src, 'GATEHOUSE_WEBHOOK_TIMEOUT', 15, 1, 300),
   };
 }
 

@@ -50,7 +50,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const keys = new KeyRing(storage.keys, clock);
   await keys.init();
   const issuer = new TokenIssuer(oauth, keys, clock);
-  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock);
+  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events);
   const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, issuer, login });
   return {
     config,

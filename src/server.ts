@@ -5,6 +5,7 @@ import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gateho
 import { buildAuthServer } from './http/auth/app.js';
 import { buildApiServer } from './http/api/app.js';
 import { startBotInterface, type RunningBotInterface } from './http/bot/start.js';
+import { startNotifyWorker, type RunningNotifyWorker } from './infra/notify-worker.js';
 
 export interface RunningGatehouse {
   gh: Gatehouse;
@@ -15,6 +16,8 @@ export interface RunningGatehouse {
   listening: string;
   /** The chat-bot interface ({bot_api_url}) when the `bot` role runs. */
   bot: RunningBotInterface | undefined;
+  /** The outbox worker (webhooks, chat notifications) when the `worker` role runs. */
+  notify: RunningNotifyWorker | undefined;
   logger: Logger;
   /** Stops accepting, finishes in-flight requests, closes storage. */
   close(): Promise<void>;
@@ -80,17 +83,23 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
     (bot ? `, chat-bot interface ${bot.url} (Bot API ${bot.url}/bot<token>/<method>, chat page ${bot.url}/)` : ''));
   if (!config.adminToken) logger.info('admin HTTP API disabled: set GATEHOUSE_ADMIN_TOKEN to enable it');
 
+  // Notifications (role `worker`): started after the listeners, so {bot_api_url} is known.
+  const notify = config.roles.has('worker') ? startNotifyWorker(gh, logger) : undefined;
+
   return {
     gh,
     authUrl,
     apiUrl,
     listening,
     bot,
+    notify,
     logger,
     async close() {
       clearInterval(purge);
       await bot?.close();
       await Promise.all(servers.map((s) => s.close()));
+      // After the listeners: requests finishing now may still commit events; attempts in flight complete.
+      await notify?.stop();
       await gh.close();
     },
   };

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256 } from './crypto.js';
 import { GRANT_TYPES, type Client, type ClientAuthMethod, type TokenFormat, type User } from './model.js';
-import type { Clock, PasswordHasher, Stores } from './ports.js';
+import type { Clock, PasswordHasher, Storage, Stores } from './ports.js';
+import { rfc3339 } from './notify/events.js';
+import { recordEvent } from './notify/record.js';
 import { parseScope } from './scope.js';
 import { domainHost, redirectUriProblem } from './oauth/redirect-uri.js';
 
@@ -35,8 +37,8 @@ const REDIRECTING = ['authorization_code', 'implicit'];
 /** Extension grants are named by absolute URIs (RFC 6749 §4.5). */
 const isExtensionGrant = (g: string) => /^[a-z][a-z0-9+.-]*:/i.test(g);
 
-/** Validates a registration and creates the client with a server-generated ≥256-bit secret. */
-export async function createClient(stores: Pick<Stores, 'clients'>, clock: Clock, input: ClientInput): Promise<CreatedClient> {
+/** Validates a registration and creates the client with a server-generated ≥256-bit secret (and client.created, in one transaction). */
+export async function createClient(storage: Pick<Storage, 'transaction'>, clock: Clock, input: ClientInput): Promise<CreatedClient> {
   const name = input.name?.trim();
   if (!name || name.length > 200) throw new InputError('name is required (at most 200 characters)');
   const grantTypes = input.grantTypes?.length ? [...new Set(input.grantTypes)] : ['authorization_code', 'refresh_token'];
@@ -83,20 +85,26 @@ export async function createClient(stores: Pick<Stores, 'clients'>, clock: Clock
     tokenFormat,
     createdAt: clock.now(),
   };
-  await stores.clients.create(client);
+  await storage.transaction(async (tx) => {
+    await tx.clients.create(client);
+    await recordEvent(tx, 'client.created', {
+      client_id: client.id, client_name: client.name, grant_types: client.grantTypes, redirect_uris: client.redirectUris, token_endpoint_auth_method: client.authMethod,
+    }, client.createdAt);
+  });
   return { client, secret };
 }
 
 /** New secret; the old one keeps working for `graceSeconds` so deployments can roll over. */
-export async function rotateClientSecret(stores: Pick<Stores, 'clients'>, clock: Clock, clientId: string, graceSeconds: number): Promise<string> {
-  const client = await stores.clients.get(clientId);
+export async function rotateClientSecret(storage: Pick<Storage, 'clients' | 'transaction'>, clock: Clock, clientId: string, graceSeconds: number): Promise<string> {
+  const client = await storage.clients.get(clientId);
   if (!client) throw new InputError('unknown client');
   if (!client.secretHash) throw new InputError('a public client has no secret');
   const secret = randomToken(32);
-  await stores.clients.update(clientId, {
-    secretHash: sha256(secret),
-    previousSecretHash: client.secretHash,
-    previousSecretExpiresAt: clock.now() + graceSeconds * 1000,
+  const now = clock.now();
+  const previousSecretExpiresAt = now + graceSeconds * 1000;
+  await storage.transaction(async (tx) => {
+    await tx.clients.update(clientId, { secretHash: sha256(secret), previousSecretHash: client.secretHash, previousSecretExpiresAt });
+    await recordEvent(tx, 'client.secret_rotated', { client_id: clientId, previous_secret_expires_at: rfc3339(previousSecretExpiresAt) }, now);
   });
   return secret;
 }

@@ -1,6 +1,8 @@
 import { randomToken } from './crypto.js';
 import type { User } from './model.js';
 import type { Clock, PasswordHasher, RateLimitStore, UserStore } from './ports.js';
+import type { EventStore } from './notify/ports.js';
+import { recordEvent } from './notify/record.js';
 
 export interface LoginPolicy {
   /** Failed attempts on one username before it is locked for the rest of the window. */
@@ -31,6 +33,8 @@ export class LoginGuard {
     private readonly limits: RateLimitStore,
     private readonly hasher: PasswordHasher,
     private readonly clock: Clock,
+    /** user.login.succeeded, user.login.failed and user.locked go to the outbox. */
+    private readonly events: EventStore,
     readonly policy: LoginPolicy = defaultLoginPolicy,
   ) {}
 
@@ -39,7 +43,11 @@ export class LoginGuard {
     const accountKey = `login:acct:${username.toLowerCase()}`;
     const addressKey = `login:addr:${address}`;
     const [acct, addr] = await Promise.all([this.limits.peek(accountKey, now), this.limits.peek(addressKey, now)]);
+    // As typed (it may not name an account); bounded so the log cannot be flooded with large values.
+    const typed = username.slice(0, 64);
+    const stores = { events: this.events };
     if (acct >= this.policy.maxFailuresPerAccount || addr >= this.policy.maxFailuresPerAddress) {
+      await recordEvent(stores, 'user.login.failed', { user_id: null, username: typed, ip: address, reason: 'locked' }, now);
       return { ok: false, reason: 'locked' };
     }
     const user = await this.users.findByUsername(username);
@@ -47,6 +55,7 @@ export class LoginGuard {
     const valid = user ? await this.hasher.verify(user.passwordHash, password) : (await this.hasher.verify(await this.dummyHash, password), false);
     if (valid && user) {
       await this.limits.reset(accountKey);
+      await recordEvent(stores, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: address }, now);
       return { ok: true, user };
     }
     const [acctCount, addrCount] = await Promise.all([
@@ -54,6 +63,11 @@ export class LoginGuard {
       this.limits.hit(addressKey, this.policy.windowMs, now),
     ]);
     const lockedNow = acctCount === this.policy.maxFailuresPerAccount || addrCount === this.policy.maxFailuresPerAddress;
+    const who = { user_id: user?.id ?? null, username: typed, ip: address };
+    await recordEvent(stores, 'user.login.failed', { ...who, reason: 'invalid_credentials' }, now);
+    if (lockedNow) {
+      await recordEvent(stores, 'user.locked', { ...who, locked_by: acctCount === this.policy.maxFailuresPerAccount ? 'account' : 'address' }, now);
+    }
     return { ok: false, reason: 'invalid', lockedNow };
   }
 }

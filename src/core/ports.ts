@@ -1,6 +1,7 @@
 import type {
   AuthorizationCode, Client, Consent, OpaqueAccessToken, RefreshToken, Session, SigningKey, TokenFamily, User,
 } from './model.js';
+import type { EventStore } from './notify/ports.js';
 
 /**
  * Storage ports, one per concern (fosite's split). Each adapter (SQLite,
@@ -99,6 +100,8 @@ export interface Stores {
   keys: KeyStore;
   sessions: SessionStore;
   rateLimits: RateLimitStore;
+  /** The outbox (src/core/notify/ports.ts): append events in the transaction of the change that causes them. */
+  events: EventStore;
 }
 
 export interface Storage extends Stores {

@@ -11,8 +11,10 @@ import type { DB } from './schema.js';
 import { SqlSessionStore } from './sessions.js';
 import { SqlTokenStore } from './tokens.js';
 import { SqlUserStore } from './users.js';
+import { SqlEventStore } from './notify/events.js';
+import { afterCommit, NotifyShared, type TxScope } from './notify/shared.js';
 
-function storesOn(db: Kysely<DB>): Stores {
+function storesOn(db: Kysely<DB>, notify: NotifyShared, scope?: TxScope): Stores {
   return {
     clients: new SqlClientStore(db),
     users: new SqlUserStore(db),
@@ -22,6 +24,7 @@ function storesOn(db: Kysely<DB>): Stores {
     keys: new SqlKeyStore(db),
     sessions: new SqlSessionStore(db),
     rateLimits: new SqlRateLimitStore(db),
+    events: new SqlEventStore(db, notify, scope),
   };
 }
 
@@ -39,10 +42,18 @@ export async function openStorage(url: string): Promise<SqlStorage> {
     throw e;
   }
   const { db } = database;
+  // The outbox's subscription cache and commit wake-up, shared by every store on this database.
+  const notify = new NotifyShared(db);
+  notify.refresh();
   return {
-    ...storesOn(db),
+    ...storesOn(db, notify),
     database,
-    transaction: (fn) => db.transaction().execute((trx) => fn(storesOn(trx))),
+    async transaction(fn) {
+      const scope: TxScope = { appended: false, endpointsChanged: false };
+      const result = await db.transaction().execute((trx) => fn(storesOn(trx, notify, scope)));
+      afterCommit(notify, scope);
+      return result;
+    },
     ready: () => ping(db),
     close: () => database.close(),
   };

@@ -192,3 +192,75 @@ export interface DB {
   bot_messages: BotMessagesTable;
   bot_updates: BotUpdatesTable;
 }
+
+/* Notifications outbox (migration 0003_notify); merged into DB below. */
+export interface NotifyEventsTable {
+  id: string;
+  type: string;
+  version: number;
+  user_id: string | null;
+  data: string; // JSON
+  created_at: number;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  kind: string;
+  url: string | null;
+  chat_id: string | null;
+  user_id: string | null;
+  event_types: string; // space-separated
+  description: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  ordered: number;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookSubscriptionsTable {
+  event_type: string;
+  endpoint_id: string;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  status: string;
+  attempts: number;
+  retry_base: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  lease_owner: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  endpoint_id: string;
+  event_id: string;
+  started_at: number;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response: string | null;
+  ok: number;
+}
+
+export interface DB {
+  notify_events: NotifyEventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+}

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { databaseKinds } from '../helpers/db.js';
 import { ChatApi, botApi, signedInPerson, startBotServer, type BotTestServer } from './support.js';
 
-const TOKEN = /\b(\d+):([A-Za-z0-9_-]{35})\b/;
+const TOKEN = /(?<![0-9])(\d+):([A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/;
 
 for (const { kind, skip } of await databaseKinds()) {
   describe(`BotFather over the chat client API (${kind})`, { skip }, () => {

@@ -98,7 +98,7 @@ export async function botViaBotFather(chat: ChatApi, name: string, username: str
   await chat.ask('BotFather', '/newbot');
   await chat.ask('BotFather', name);
   const done = await chat.ask('BotFather', username);
-  const token = /\b(\d+:[A-Za-z0-9_-]{35})\b/.exec(done)?.[1];
+  const token = /(?<![0-9])(\d+:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/.exec(done)?.[1];
   assert.ok(token, done);
   return token;
 }

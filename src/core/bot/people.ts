@@ -18,7 +18,7 @@ export interface ChatSummary {
   last_message: Message.TextMessage | null;
 }
 
-const TOKEN_IN_TEXT = /\b[1-9][0-9]{0,15}:[A-Za-z0-9_-]{35}\b/g;
+const TOKEN_IN_TEXT = /(?<![0-9])[1-9][0-9]{0,15}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/g;
 const HAS_TOKEN = new RegExp(TOKEN_IN_TEXT.source);
 
 /**

@@ -3,9 +3,10 @@ import { OAuthError, invalidRequest } from '../errors.js';
 import { randomToken, sha256 } from '../crypto.js';
 import type { Client } from '../model.js';
 import { isPublic } from '../model.js';
-import type { Clock, Storage } from '../ports.js';
+import type { Clock, Storage, Stores } from '../ports.js';
 import { single, type Params } from '../params.js';
 import { formatScope, isSubset, resolveScope } from '../scope.js';
+import { recordEvent } from '../notify/record.js';
 import type { OAuthConfig } from './config.js';
 import { redirectUriMatches } from './redirect-uri.js';
 import type { TokenIssuer } from './tokens.js';
@@ -128,11 +129,25 @@ export class AuthorizationEndpoint {
     return !consent || !isSubset(req.scope, consent.scope);
   }
 
-  /** The user approved: record the grant and answer with a code or (implicit) a token. */
+  /**
+   * The user approved: record the grant (and consent.granted when it adds
+   * scopes for a client that asks for consent) and answer with a code or
+   * (implicit) a token, in one transaction.
+   */
   async approve(req: AuthorizationRequest, user: { id: string; authTime: number }): Promise<string> {
-    const { storage, config, clock, issuer } = this.deps;
+    const { storage, clock } = this.deps;
     const now = clock.now();
-    await storage.consents.grant(user.id, req.client.id, req.scope, now);
+    const before = req.client.trusted ? undefined : await storage.consents.get(user.id, req.client.id);
+    const adds = !req.client.trusted && req.scope.some((s) => !before?.scope.includes(s));
+    return storage.transaction(async (tx) => {
+      await tx.consents.grant(user.id, req.client.id, req.scope, now);
+      if (adds) await recordEvent(tx, 'consent.granted', { user_id: user.id, client_id: req.client.id, client_name: req.client.name, scope: req.scope }, now);
+      return this.respond(tx, req, user, now);
+    });
+  }
+
+  private async respond(storage: Stores, req: AuthorizationRequest, user: { id: string; authTime: number }, now: number): Promise<string> {
+    const { config, issuer } = this.deps;
     const mode = req.responseType === 'code' ? 'query' : 'fragment';
     if (req.responseType === 'code') {
       const code = randomToken();
@@ -153,8 +168,11 @@ export class AuthorizationEndpoint {
     });
   }
 
-  /** RFC 6749 §4.1.2.1 access_denied. */
-  deny(req: AuthorizationRequest): string {
+  /** RFC 6749 §4.1.2.1 access_denied; consent.denied when a signed-in user refused. */
+  async deny(req: AuthorizationRequest, userId?: string): Promise<string> {
+    if (userId) {
+      await recordEvent(this.deps.storage, 'consent.denied', { user_id: userId, client_id: req.client.id, client_name: req.client.name, scope: req.scope }, this.deps.clock.now());
+    }
     return this.errorRedirect(new OAuthError('access_denied', 'the user denied the request'), {
       redirectUri: req.redirectUri, mode: req.responseType === 'code' ? 'query' : 'fragment', state: req.state,
     });

@@ -3,6 +3,7 @@ import { sha256 } from '../crypto.js';
 import { required, single } from '../params.js';
 import type { Clock, Storage } from '../ports.js';
 import { formatScope } from '../scope.js';
+import { recordEvent } from '../notify/record.js';
 import { authenticateClient } from './client-auth.js';
 import type { OAuthConfig } from './config.js';
 import type { TokenInspector } from './inspect.js';
@@ -53,12 +54,20 @@ export async function revoke(
   single(req.params, 'token_type_hint');
   const info = await deps.inspector.inspect(token);
   if (!info || info.clientId !== client.id) return;
-  const tokens = deps.storage.tokens;
-  if (info.kind === 'refresh_token') {
-    if (info.familyId) await tokens.revokeFamily(info.familyId, now);
-  } else if (info.format === 'opaque') {
-    await tokens.revokeAccess(sha256(token), now);
-  } else if (info.jti) {
-    await tokens.revokeJti(info.jti, info.exp * 1000);
-  }
+  // The revocation and its token.revoked event commit together.
+  await deps.storage.transaction(async (tx) => {
+    if (info.kind === 'refresh_token') {
+      if (!info.familyId) return;
+      await tx.tokens.revokeFamily(info.familyId, now);
+    } else if (info.format === 'opaque') {
+      await tx.tokens.revokeAccess(sha256(token), now);
+    } else if (info.jti) {
+      await tx.tokens.revokeJti(info.jti, info.exp * 1000);
+    } else {
+      return;
+    }
+    await recordEvent(tx, 'token.revoked', {
+      client_id: info.clientId, user_id: info.userId, token_type: info.kind, family_id: info.familyId, jti: info.jti ?? null,
+    }, now);
+  });
 }

@@ -5,6 +5,8 @@ import type { Clock, Stores } from '../ports.js';
 import { formatScope } from '../scope.js';
 import type { OAuthConfig } from './config.js';
 import type { KeyRing } from './keys.js';
+import { rfc3339 } from '../notify/events.js';
+import { recordEvent, wouldRecord } from '../notify/record.js';
 
 /** Prefixes make leaked tokens recognisable to secret scanners. */
 export const OPAQUE_PREFIX = 'gh_at_';
@@ -49,12 +51,20 @@ export class TokenIssuer {
 
   /**
    * JWT access tokens are self-contained and not stored (the hot path stays a
-   * signature); opaque ones are stored by hash only.
+   * signature); opaque ones are stored by hash only. token.issued is recorded
+   * through the same `stores` (the caller's transaction) only while an
+   * endpoint subscribes to it.
    */
   async accessToken(stores: Stores, req: AccessTokenRequest): Promise<{ token: string; expiresIn: number }> {
     const now = this.clock.now();
     const ttl = this.config.accessTokenTtl;
     const jti = randomUUID();
+    if (wouldRecord(stores, 'token.issued')) {
+      await recordEvent(stores, 'token.issued', {
+        client_id: req.client.id, user_id: req.userId, scope: req.scope, token_format: req.client.tokenFormat, jti,
+        family_id: req.familyId, expires_at: rfc3339(now + ttl * 1000),
+      }, now);
+    }
     if (req.client.tokenFormat === 'opaque') {
       const token = OPAQUE_PREFIX + randomToken();
       await stores.tokens.saveAccess({

@@ -5,6 +5,7 @@ import { OAuthError } from '../../core/errors.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { UsernameTakenError } from '../../store/index.js';
 import { noStore } from '../common.js';
+import { webhookRoutes } from './webhook-routes.js';
 
 const asBody = (req: FastifyRequest): Record<string, unknown> => {
   const b = req.body;
@@ -89,4 +90,6 @@ export async function adminRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     const key = await gh.keys.rotate(gh.clock.now() + gh.oauth.accessTokenTtl * 1000 + 60_000);
     return { kid: key.kid, alg: key.alg };
   });
+  // Webhook endpoints, delivery log and replay (a child context: the bearer check above applies).
+  await app.register(async (child) => webhookRoutes(child, gh));
 }

@@ -103,7 +103,7 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     }
     // 303 after a POST, so the browser does not re-post the form to the client (RFC 9700 §4.12).
     if (approve === 'true') return reply.redirect(await gh.authorization.approve(ar, { id: current.user.id, authTime: current.session.authTime }), 303);
-    if (approve === 'false') return reply.redirect(gh.authorization.deny(ar), 303);
+    if (approve === 'false') return reply.redirect(await gh.authorization.deny(ar, current.user.id), 303);
     return sendErrorPage(reply, 400, 'Bad request', 'approve must be true or false');
   };
 

@@ -8,6 +8,7 @@ import { botApiRoutes } from './api-routes.js';
 import { clientRoutes } from './client-routes.js';
 import { frameworkError, sendBotError } from './envelope.js';
 import { multipartFields } from './multipart.js';
+import { pageRoutes } from './page-routes.js';
 
 export interface BotApp {
   service: BotService;
@@ -41,6 +42,7 @@ export async function buildBotServer(gh: Gatehouse, bots: BotApp, logger?: Fasti
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => ((await gh.storage.ready()) ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable' })));
+  await pageRoutes(app, gh);
   await clientRoutes(app, gh, bots.client);
   await botApiRoutes(app, bots.service);
   return app;

@@ -8,6 +8,7 @@ import { LocalWakeups, type Wakeups } from '../../core/bot/wakeups.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { botStorage } from '../../store/bot/index.js';
 import { buildBotServer } from './app.js';
+import { ensureChatClient } from './chat-client.js';
 import { webhookPoster, webhookUrlChecker } from './webhook-client.js';
 import { WebhookDeliverer } from '../../core/bot/webhook-delivery.js';
 
@@ -47,6 +48,7 @@ export async function startBotInterface(gh: Gatehouse, logger: Logger, opts: { p
   if (configured.port === '0') configured.port = new URL(address).port;
   const url = configured.toString().replace(/\/+$/, '');
   gh.config.botApiUrl = url;
+  await ensureChatClient(gh, url);
 
   const purge = setInterval(() => {
     service.deps.storage.updates.purgeOlderThan(gh.clock.now() - service.deps.config.updateTtlMs)

@@ -3,6 +3,7 @@ import { sha256 } from '../../crypto.js';
 import { required, single } from '../../params.js';
 import { formatScope, isSubset, parseScope } from '../../scope.js';
 import type { TokenResponse } from '../tokens.js';
+import { recordEvent } from '../../notify/record.js';
 import type { Grant } from './grant.js';
 
 type Outcome = { ok: true; response: TokenResponse } | { ok: false; reason: string };
@@ -32,8 +33,9 @@ export const refreshTokenGrant: Grant = {
       const rotated = await tx.tokens.markRotated(hash, now);
       if (!rotated) return { ok: false, reason: 'invalid refresh token' };
       if (rotated.reuse) {
-        // Returned, not thrown, so the revocation commits.
+        // Returned, not thrown, so the revocation and its event commit.
         await tx.tokens.revokeFamily(rotated.token.familyId, now);
+        await recordEvent(tx, 'refresh_token.reuse_detected', { client_id: rotated.token.clientId, user_id: rotated.token.userId, family_id: rotated.token.familyId }, now);
         return { ok: false, reason: 'refresh token reuse detected; the grant has been revoked' };
       }
       const family = await tx.tokens.getFamily(existing.familyId);

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The event catalogue (docs/events.md). Each type has a versioned `data`
+ * shape: fields are only ever added within a version; a breaking change gets
+ * the next version, announced in the `gatehouse-event-version` header.
+ */
+export interface EventPayloads {
+  'user.login.succeeded': { user_id: string; username: string; ip: string };
+  'user.login.failed': { user_id: string | null; username: string; ip: string; reason: 'invalid_credentials' | 'locked' };
+  'user.locked': { user_id: string | null; username: string; ip: string; locked_by: 'account' | 'address' };
+  'consent.granted': { user_id: string; client_id: string; client_name: string; scope: string[] };
+  'consent.denied': { user_id: string; client_id: string; client_name: string; scope: string[] };
+  'token.issued': {
+    client_id: string; user_id: string | null; scope: string[]; token_format: 'jwt' | 'opaque'; jti: string;
+    family_id: string | null; expires_at: string;
+  };
+  'token.revoked': {
+    client_id: string; user_id: string | null; token_type: 'access_token' | 'refresh_token'; family_id: string | null; jti: string | null;
+  };
+  'refresh_token.reuse_detected': { client_id: string; user_id: string | null; family_id: string };
+  'authorization_code.reuse_detected': { client_id: string; user_id: string; family_id: string };
+  'client.created': { client_id: string; client_name: string; grant_types: string[]; redirect_uris: string[]; token_endpoint_auth_method: string };
+  'client.secret_rotated': { client_id: string; previous_secret_expires_at: string };
+  'bot.created': { bot_id: number; username: string; owner_user_id: string | null };
+  'webhook.disabled': { endpoint_id: string; url: string | null; chat_id: string | null; reason: 'gone' | 'failing' | 'chat_unreachable'; failing_since: string | null };
+}
+
+export type EventType = keyof EventPayloads;
+
+interface CatalogueEntry {
+  version: number;
+  /** Sent to the person it is about once they link a chat (spec §1.6). */
+  personal: boolean;
+  /** Recorded only while an endpoint subscribes to it: it is on a hot path. */
+  gated: boolean;
+  summary: string;
+}
+
+export const EVENT_CATALOGUE: Record<EventType, CatalogueEntry> = {
+  'user.login.succeeded': { version: 1, personal: true, gated: false, summary: 'a person signed in (login page or password grant)' },
+  'user.login.failed': { version: 1, personal: false, gated: false, summary: 'a sign-in was refused' },
+  'user.locked': { version: 1, personal: true, gated: false, summary: 'too many failed sign-ins: the account or address is locked for a while' },
+  'consent.granted': { version: 1, personal: true, gated: false, summary: 'a person granted an application access' },
+  'consent.denied': { version: 1, personal: false, gated: false, summary: 'a person refused an application access' },
+  'token.issued': { version: 1, personal: false, gated: true, summary: 'an access token was issued' },
+  'token.revoked': { version: 1, personal: false, gated: false, summary: 'a token was revoked at the revocation endpoint' },
+  'refresh_token.reuse_detected': { version: 1, personal: true, gated: false, summary: 'a rotated refresh token was presented again; its grant was revoked' },
+  'authorization_code.reuse_detected': { version: 1, personal: true, gated: false, summary: 'an authorization code was redeemed twice; what it issued was revoked' },
+  'client.created': { version: 1, personal: false, gated: false, summary: 'a client was registered' },
+  'client.secret_rotated': { version: 1, personal: false, gated: false, summary: "a client's secret was rotated" },
+  'bot.created': { version: 1, personal: false, gated: false, summary: 'a chat bot was created' },
+  'webhook.disabled': { version: 1, personal: false, gated: false, summary: 'a notification endpoint was disabled' },
+};
+
+export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
+export const PERSONAL_EVENT_TYPES = EVENT_TYPES.filter((t) => EVENT_CATALOGUE[t].personal);
+export const isEventType = (t: string): t is EventType => Object.hasOwn(EVENT_CATALOGUE, t);
+
+/** One event as recorded in the outbox; `id` is the Standard Webhooks `webhook-id`. */
+export interface NotifyEvent {
+  id: string;
+  type: string;
+  version: number;
+  /** The person the event is about (routes it to their linked chat). */
+  userId: string | null;
+  data: Record<string, unknown>;
+  createdAt: number;
+}
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+let lastTime = -1;
+let sequence = 0;
+
+/**
+ * `prefix` + a ULID-like id: 10 characters of time, 3 of a per-process
+ * sequence (so ids made in one millisecond still sort in order), 13 random.
+ */
+export function newId(prefix: string, now: number): string {
+  if (now === lastTime) sequence++;
+  else {
+    lastTime = now;
+    sequence = 0;
+  }
+  const base32 = (n: number, width: number) => {
+    let out = '';
+    for (let i = 0; i < width; i++) {
+      out = CROCKFORD[n % 32] + out;
+      n = Math.floor(n / 32);
+    }
+    return out;
+  };
+  let random = '';
+  for (const b of randomBytes(13)) random += CROCKFORD[b & 31];
+  return prefix + base32(Math.max(0, Math.floor(now)), 10) + base32(sequence % 32768, 3) + random;
+}
+
+export function newEvent<T extends EventType>(type: T, data: EventPayloads[T], now: number): NotifyEvent {
+  const userId = (data as { user_id?: unknown }).user_id;
+  return {
+    id: newId('msg_', now),
+    type,
+    version: EVENT_CATALOGUE[type].version,
+    userId: typeof userId === 'string' ? userId : null,
+    data: data as unknown as Record<string, unknown>,
+    createdAt: now,
+  };
+}
+
+/** RFC 3339 in UTC, as the delivery body's `timestamp` and every time in `data`. */
+export const rfc3339 = (ms: number) => new Date(ms).toISOString();
+
+/** The delivery body, per INTERFACE.md: `{"type","timestamp","data"}`. */
+export function deliveryBody(e: NotifyEvent): string {
+  return JSON.stringify({ type: e.type, timestamp: rfc3339(e.createdAt), data: e.data });
+}

@@ -1,0 +1,136 @@
+import type { NotifyEvent } from './events.js';
+
+/**
+ * The outbox port (`Stores.events`). Events are appended in the same
+ * transaction as the change that causes them; the append also queues one
+ * delivery per enabled endpoint subscribed to the event's type, so nothing
+ * committed can be missed and nothing rolled back is ever sent.
+ */
+export interface EventStore {
+  /** Records the event and queues its deliveries; part of the caller's transaction when called on `tx`. */
+  append(event: NotifyEvent): Promise<void>;
+  /**
+   * Whether an enabled endpoint subscribes to `type`, from an in-memory set
+   * refreshed every few seconds (and at once after a local change): the token
+   * hot path asks this before recording `token.issued`. Errs towards true.
+   */
+  subscribed(type: string): boolean;
+  get(id: string): Promise<NotifyEvent | undefined>;
+  /** Newest first. */
+  list(q: { type?: string; since?: number; limit: number }): Promise<NotifyEvent[]>;
+  /** Called after events appended by this process are committed (wakes the worker). */
+  onAppended(listener: () => void): () => void;
+  /** Deletes attempts, finished deliveries and events older than `before` that nothing pending needs. */
+  purge(before: number): Promise<number>;
+  endpoints: EndpointStore;
+  deliveries: DeliveryStore;
+}
+
+export type EndpointKind = 'webhook' | 'chat';
+
+/** Where notifications go: a webhook URL, or a chat reached through a Bot API. */
+export interface Endpoint {
+  id: string;
+  kind: EndpointKind;
+  url: string | null;
+  chatId: string | null;
+  /** A person's own linked chat: only events about them reach it. */
+  userId: string | null;
+  /** Event types, or `*` for all. */
+  eventTypes: string[];
+  description: string | null;
+  /** `whsec_…` (Standard Webhooks); during rotation the previous one signs too until it expires. */
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: number | null;
+  /** Deliver one at a time, oldest first (a failing message holds the ones behind it). */
+  ordered: boolean;
+  disabledAt: number | null;
+  disabledReason: string | null;
+  /** First failure since the last success. */
+  failingSince: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type EndpointPatch = Partial<Pick<Endpoint, 'eventTypes' | 'description' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'ordered' | 'disabledAt' | 'disabledReason' | 'failingSince'>>;
+
+export interface EndpointStore {
+  create(e: Endpoint): Promise<void>;
+  get(id: string): Promise<Endpoint | undefined>;
+  list(q?: { userId?: string }): Promise<Endpoint[]>;
+  update(id: string, patch: EndpointPatch, now: number): Promise<boolean>;
+  /** Deletes the endpoint with its deliveries and attempts. */
+  delete(id: string): Promise<boolean>;
+}
+
+/** `pending` is queued or waiting for a retry; `failed` is the dead-letter list. */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One event on its way to one endpoint. */
+export interface Delivery {
+  endpointId: string;
+  eventId: string;
+  status: DeliveryStatus;
+  /** Attempts made so far, over every round (the delivery log numbers them). */
+  attempts: number;
+  /** `attempts` when the current round began (a resend or replay starts the schedule again). */
+  retryBase: number;
+  nextAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+  deliveredAt: number | null;
+}
+
+export interface ClaimedDelivery {
+  delivery: Delivery;
+  event: NotifyEvent;
+  endpoint: Endpoint;
+}
+
+/** One try, as the delivery log shows it. */
+export interface Attempt {
+  endpointId: string;
+  eventId: string;
+  attempt: number;
+  startedAt: number;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  /** The start of the response body. */
+  response: string | null;
+  ok: boolean;
+}
+
+export interface AttemptOutcome {
+  attempt: Attempt;
+  next: { status: 'delivered' } | { status: 'pending'; at: number } | { status: 'failed' };
+  /** Endpoint bookkeeping: a success clears `failingSince`, a failure sets it when unset. */
+  endpointOk: boolean;
+  /** Disable the endpoint, dead-letter what it had pending, and record `event` (webhook.disabled). */
+  disable?: { reason: string; event: NotifyEvent };
+}
+
+export interface DeliveryStore {
+  /**
+   * Leases up to `limit` due deliveries of enabled endpoints until
+   * `now + leaseMs`, atomically across processes (PostgreSQL `FOR UPDATE SKIP
+   * LOCKED`; SQLite's single writer), so no two workers send the same attempt.
+   * An ordered endpoint offers only its oldest pending delivery.
+   */
+  claim(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]>;
+  /** Records the attempt and the delivery's next state in one transaction. */
+  complete(outcome: AttemptOutcome, now: number): Promise<void>;
+  get(endpointId: string, eventId: string): Promise<Delivery | undefined>;
+  /** Newest first. */
+  list(endpointId: string, q: { status?: DeliveryStatus; since?: number; limit: number }): Promise<Delivery[]>;
+  attempts(endpointId: string, eventId: string): Promise<Attempt[]>;
+  /** Queues the event for the endpoint again, with a fresh schedule (resend); false when no such event. */
+  resend(endpointId: string, eventId: string, now: number): Promise<boolean>;
+  /** Queues again every dead-lettered delivery of the endpoint created at or after `since`. */
+  replayFailed(endpointId: string, since: number, now: number): Promise<number>;
+  /** Dead-letters the endpoint's pending deliveries (it was disabled). */
+  failPending(endpointId: string, reason: string, now: number): Promise<number>;
+}

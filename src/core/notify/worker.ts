@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../ports.js';
+import { chatText, readBotAnswer, sendMessageRequest, type ChatChannelConfig } from './chat.js';
+import { deliveryBody, newEvent, rfc3339 } from './events.js';
+import type { AttemptOutcome, ClaimedDelivery, EventStore } from './ports.js';
+import { DISABLE_AFTER_MS, nextAttemptAt, parseRetryAfter } from './schedule.js';
+import { signedHeaders } from './signing.js';
+import type { HttpAnswer, Transport } from './transport.js';
+
+export interface WorkerOptions {
+  /** Deliveries in flight at once. */
+  concurrency: number;
+  /** A receiver gets this long to answer (Standard Webhooks: 2xx within a timeout). */
+  timeoutMs: number;
+  /** How often to look for work committed by other processes, and for retries coming due. */
+  sweepMs: number;
+}
+
+export interface WorkerDeps {
+  events: EventStore;
+  clock: Clock;
+  /** Webhook requests: refuses private addresses unless the deployment allows them. */
+  webhooks: Transport;
+  /** Bot API requests, to a base URL the operator configured. */
+  chats: Transport;
+  chat: ChatChannelConfig | undefined;
+  random?: () => number;
+  log?: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
+}
+
+export const defaultWorkerOptions: WorkerOptions = { concurrency: 64, timeoutMs: 15_000, sweepMs: 1000 };
+
+/**
+ * The outbox worker (role `worker`). Claims due deliveries with a lease,
+ * sends them, records every attempt, and schedules retries. It wakes as soon
+ * as this process commits an event and sweeps every `sweepMs` for the rest, so
+ * several processes can share the work; a crash leaves leases that expire
+ * and are claimed again (at-least-once: receivers dedupe by `webhook-id`).
+ */
+export class DeliveryWorker {
+  private readonly owner = randomUUID();
+  private readonly inFlight = new Set<Promise<void>>();
+  private pumping: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  private sweep: ReturnType<typeof setInterval> | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly opts: WorkerOptions;
+  private readonly random: () => number;
+
+  constructor(private readonly deps: WorkerDeps, opts: Partial<WorkerOptions> = {}) {
+    this.opts = { ...defaultWorkerOptions, ...opts };
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** The lease outlives the request timeout, so only a crashed worker's claims are taken over. */
+  get leaseMs(): number {
+    return this.opts.timeoutMs + 5000;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unsubscribe = this.deps.events.onAppended(() => this.poke());
+    this.sweep = setInterval(() => this.poke(), this.opts.sweepMs);
+    this.sweep.unref();
+    this.poke();
+  }
+
+  /** Look for work now. */
+  poke(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = this.pump().catch((err) => this.deps.log?.warn({ err }, 'notification worker: claiming failed')).finally(() => {
+      this.pumping = undefined;
+      if (this.again) {
+        this.again = false;
+        this.poke();
+      }
+    });
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.stopped) {
+      const room = this.opts.concurrency - this.inFlight.size;
+      if (room <= 0) return;
+      const claimed = await this.deps.events.deliveries.claim(this.deps.clock.now(), room, this.leaseMs, this.owner);
+      for (const c of claimed) this.track(this.deliver(c));
+      if (claimed.length < room) return;
+    }
+  }
+
+  private track(p: Promise<void>): void {
+    const done = p.catch((err) => this.deps.log?.warn({ err }, 'notification worker: recording an attempt failed')).finally(() => {
+      this.inFlight.delete(done);
+      this.poke();
+    });
+    this.inFlight.add(done);
+  }
+
+  /**
+   * Claims and sends everything due now, waits for every attempt to be
+   * recorded, and returns how many were attempted (tests drive time with it).
+   */
+  async runOnce(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const claimed = await this.deps.events.deliveries.claim(this.deps.clock.now(), this.opts.concurrency, this.leaseMs, this.owner);
+      if (claimed.length === 0) return total;
+      total += claimed.length;
+      await Promise.all(claimed.map((c) => this.deliver(c)));
+    }
+  }
+
+  /** Stops claiming and waits for the attempts in flight (bounded by the request timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.sweep);
+    this.unsubscribe?.();
+    await this.pumping;
+    while (this.inFlight.size) await Promise.all([...this.inFlight]);
+    this.deps.webhooks.close();
+    this.deps.chats.close();
+  }
+
+  async deliver(c: ClaimedDelivery): Promise<void> {
+    const startedAt = this.deps.clock.now();
+    const t0 = performance.now();
+    const answer = await this.send(c, startedAt);
+    const durationMs = Math.round(performance.now() - t0);
+    const outcome = this.judge(c, answer, startedAt, durationMs);
+    await this.deps.events.deliveries.complete(outcome, this.deps.clock.now());
+  }
+
+  private async send(c: ClaimedDelivery, now: number): Promise<HttpAnswer> {
+    const { endpoint, event } = c;
+    if (endpoint.kind === 'chat') {
+      if (!this.deps.chat) return { status: null, retryAfter: undefined, excerpt: '', error: 'chat notifications are not configured (GATEHOUSE_NOTIFY_BOT_TOKEN)' };
+      return this.deps.chats.post(sendMessageRequest(this.deps.chat, endpoint.chatId ?? '', chatText(event), this.opts.timeoutMs));
+    }
+    const body = deliveryBody(event);
+    const secrets = [endpoint.secret];
+    if (endpoint.previousSecret && (endpoint.previousSecretExpiresAt ?? 0) > now) secrets.push(endpoint.previousSecret);
+    return this.deps.webhooks.post({
+      url: endpoint.url ?? '',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'Gatehouse-Webhooks/1',
+        'gatehouse-event-version': String(event.version),
+        ...signedHeaders(secrets, event.id, Math.floor(now / 1000), body),
+      },
+      body,
+      timeoutMs: this.opts.timeoutMs,
+    });
+  }
+
+  /** Success, retry, dead letter, or disable the endpoint (Standard Webhooks' status semantics). */
+  judge(c: ClaimedDelivery, a: HttpAnswer, now: number, durationMs: number): AttemptOutcome {
+    const { endpoint, delivery } = c;
+    const number = delivery.attempts + 1;
+    let ok: boolean;
+    let retryAfterMs = parseRetryAfter(a.retryAfter, now);
+    let unreachable = false;
+    if (endpoint.kind === 'chat') {
+      const r = readBotAnswer(a);
+      ok = r.ok;
+      unreachable = r.unreachable;
+      if (r.retryAfterSeconds !== undefined) retryAfterMs = r.retryAfterSeconds * 1000;
+    } else {
+      ok = a.status !== null && a.status >= 200 && a.status < 300;
+      // 410 Gone: the receiver asks us to stop for good.
+      unreachable = a.status === 410;
+    }
+    const attempt = {
+      endpointId: endpoint.id, eventId: c.event.id, attempt: number, startedAt: now, durationMs,
+      statusCode: a.status, error: a.error, response: a.excerpt ? a.excerpt.slice(0, 1000) : null, ok,
+    };
+    if (ok) return { attempt, next: { status: 'delivered' }, endpointOk: true };
+
+    const failingFor = endpoint.failingSince === null ? 0 : now - endpoint.failingSince;
+    const reason = unreachable ? (endpoint.kind === 'chat' ? 'chat_unreachable' : 'gone') : failingFor >= DISABLE_AFTER_MS ? 'failing' : undefined;
+    if (reason) {
+      const event = newEvent('webhook.disabled', {
+        endpoint_id: endpoint.id, url: endpoint.url, chat_id: endpoint.chatId, reason: reason as 'gone' | 'failing' | 'chat_unreachable',
+        failing_since: endpoint.failingSince === null ? null : rfc3339(endpoint.failingSince),
+      }, now);
+      return { attempt, next: { status: 'failed' }, endpointOk: false, disable: { reason, event } };
+    }
+    const at = nextAttemptAt(number - delivery.retryBase, now, this.random, retryAfterMs);
+    return { attempt, next: at === undefined ? { status: 'failed' } : { status: 'pending', at }, endpointOk: false };
+  }
+}

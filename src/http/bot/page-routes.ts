@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { OAuthError } from '../../core/errors.js';
+import type { Params } from '../../core/params.js';
+import type { Gatehouse } from '../../gatehouse.js';
+import { esc } from '../pages/html.js';
+import { CHAT_CLIENT_ID, chatRedirectUri } from './chat-client.js';
+
+const asset = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8');
+
+/**
+ * Only our own script, styles and API: no inline script (the page's
+ * settings travel in data- attributes), no framing, no referrer (the
+ * callback URL carries the code until the script removes it).
+ */
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+function page(gh: Gatehouse, botUrl: string): string {
+  const authorize = `${gh.config.authUrl}/oauth2`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Gatehouse Chat</title>
+<link rel="stylesheet" href="/assets/chat.css">
+<script src="/assets/chat.js" defer></script>
+</head>
+<body data-authorize="${esc(authorize)}" data-issuer="${esc(gh.oauth.issuer)}" data-client-id="${CHAT_CLIENT_ID}" data-redirect-uri="${esc(chatRedirectUri(botUrl))}">
+<header class="bar"><strong>Gatehouse Chat</strong><span id="me" class="muted"></span><button id="signout" type="button" hidden>Sign out</button></header>
+<p id="error" class="error" role="alert" hidden></p>
+<section id="welcome" class="welcome" hidden>
+  <h1>Talk to your bots</h1>
+  <p class="muted">Sign in with your Gatehouse account to chat with BotFather and with bots.</p>
+  <button id="signin" class="primary" type="button">Sign in</button>
+</section>
+<main id="app" class="app" hidden>
+  <nav class="chats" aria-label="Chats">
+    <ul id="chats"></ul>
+    <form id="new-chat" autocomplete="off">
+      <label for="new-chat-name">Open a chat with a bot</label>
+      <input id="new-chat-name" name="bot" type="text" placeholder="@username_bot" required spellcheck="false" autocapitalize="none">
+      <button type="submit">Open</button>
+    </form>
+  </nav>
+  <section class="conversation" aria-live="polite">
+    <h2 id="title">Choose a chat</h2>
+    <ol id="messages"></ol>
+    <form id="compose" autocomplete="off" hidden>
+      <label for="text" class="visually-hidden">Message</label>
+      <input id="text" name="text" type="text" placeholder="Write a message…" maxlength="4096" required>
+      <button class="primary" type="submit">Send</button>
+    </form>
+  </section>
+</main>
+<noscript><p class="error">The chat needs JavaScript.</p></noscript>
+</body>
+</html>`;
+}
+
+/** The chat web page at {bot_api_url}/ and the token exchange its script uses. */
+export async function pageRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
+  const js = asset('chat.js');
+  const css = asset('chat.css');
+  const html = async (_req: unknown, reply: FastifyReply) => reply
+    .header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CSP).header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'no-referrer').header('x-content-type-options', 'nosniff').header('cache-control', 'no-store')
+    .send(page(gh, gh.config.botApiUrl));
+  app.get('/', html);
+  app.get('/callback', html);
+  app.get('/favicon.ico', async (_req, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
+  app.get('/assets/chat.js', async (_req, reply) => reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(js));
+  app.get('/assets/chat.css', async (_req, reply) => reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'no-cache').send(css));
+
+  /**
+   * The page's code-for-token exchange, same-origin so the browser needs no
+   * CORS on the authorization server. Only for the chat client, and only the
+   * authorization_code (with PKCE) and refresh_token grants.
+   */
+  app.post('/client/token', async (req, reply) => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Params;
+    const grantType = body.grant_type;
+    try {
+      if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new OAuthError('unsupported_grant_type', 'the chat page uses authorization_code and refresh_token');
+      const params: Params = { ...body, client_id: CHAT_CLIENT_ID };
+      return await gh.tokenEndpoint.handle({ params, authorization: undefined, address: req.ip });
+    } catch (e) {
+      if (e instanceof OAuthError) return reply.code(e.status).type('application/json').send(e.toJSON());
+      throw e;
+    }
+  });
+}

@@ -1,0 +1,217 @@
+// Gatehouse Chat: signs in through the authorization server (authorization
+// code + PKCE, RFC 7636; iss checked, RFC 9207), then talks to bots through
+// the chat client API, long-polling for new messages. No inline script: the
+// page's settings come from data- attributes on <body>.
+'use strict';
+(() => {
+  const cfg = document.body.dataset;
+  const $ = (id) => document.getElementById(id);
+  const store = window.sessionStorage;
+  const TOKEN = 'gh_chat_token';
+  const PKCE = 'gh_chat_pkce';
+  let token = store.getItem(TOKEN);
+  let active = null;
+  let lastId = 0;
+  let poller = null;
+
+  const b64url = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+  function showError(text) {
+    const el = $('error');
+    el.textContent = text || '';
+    el.hidden = !text;
+  }
+
+  function signedOut() {
+    token = null;
+    store.removeItem(TOKEN);
+    if (poller) poller.abort();
+    $('app').hidden = true;
+    $('signout').hidden = true;
+    $('me').textContent = '';
+    $('welcome').hidden = false;
+  }
+
+  async function signIn() {
+    const verifier = b64url(crypto.getRandomValues(new Uint8Array(32)));
+    const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier));
+    const state = b64url(crypto.getRandomValues(new Uint8Array(16)));
+    store.setItem(PKCE, JSON.stringify({ verifier, state }));
+    const url = new URL(cfg.authorize);
+    url.search = new URLSearchParams({
+      response_type: 'code', client_id: cfg.clientId, redirect_uri: cfg.redirectUri, scope: 'chat', state,
+      code_challenge: b64url(new Uint8Array(digest)), code_challenge_method: 'S256',
+    }).toString();
+    window.location.assign(url.toString());
+  }
+
+  async function finishSignIn() {
+    const q = new URLSearchParams(window.location.search);
+    if (!q.has('code') && !q.has('error')) return;
+    const saved = JSON.parse(store.getItem(PKCE) || 'null');
+    store.removeItem(PKCE);
+    window.history.replaceState(null, '', '/');
+    if (q.has('error')) return showError(`Sign-in failed: ${q.get('error_description') || q.get('error')}`);
+    if (!saved || saved.state !== q.get('state')) return showError('Sign-in failed: the answer does not match this page\'s request.');
+    if (q.has('iss') && q.get('iss') !== cfg.issuer) return showError('Sign-in failed: unexpected issuer.');
+    const res = await fetch('/client/token', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'authorization_code', code: q.get('code'), code_verifier: saved.verifier, redirect_uri: cfg.redirectUri }),
+    });
+    const body = await res.json();
+    if (!res.ok) return showError(`Sign-in failed: ${body.error_description || body.error}`);
+    token = body.access_token;
+    store.setItem(TOKEN, token);
+  }
+
+  async function api(path, init = {}) {
+    const res = await fetch(path, { ...init, headers: { ...(init.headers || {}), authorization: `Bearer ${token}` } });
+    if (res.status === 401) {
+      signedOut();
+      throw new Error('signed out');
+    }
+    const body = await res.json();
+    if (!res.ok) throw new Error(body.error_description || body.error || `HTTP ${res.status}`);
+    return body;
+  }
+
+  const TAGS = { bold: 'strong', italic: 'em', underline: 'u', strikethrough: 's', code: 'code', pre: 'pre', spoiler: 'span', blockquote: 'blockquote', expandable_blockquote: 'blockquote' };
+
+  /** Text with its (outermost) entities as elements; never parsed as HTML. */
+  function render(el, text, entities) {
+    let at = 0;
+    const list = (entities || []).slice().sort((a, b) => a.offset - b.offset || b.length - a.length);
+    for (const e of list) {
+      if (e.offset < at) continue;
+      el.append(text.slice(at, e.offset));
+      const part = text.slice(e.offset, e.offset + e.length);
+      let node;
+      if (e.type === 'text_link' || e.type === 'url') {
+        const href = e.type === 'url' ? part : e.url;
+        if (!/^https?:/i.test(href)) { el.append(part); at = e.offset + e.length; continue; }
+        node = document.createElement('a');
+        node.href = href;
+        node.rel = 'noopener noreferrer';
+        node.target = '_blank';
+      } else if (TAGS[e.type]) {
+        node = document.createElement(TAGS[e.type]);
+        if (e.type === 'spoiler') node.className = 'spoiler';
+      } else {
+        node = document.createElement('span');
+      }
+      node.textContent = part;
+      el.append(node);
+      at = e.offset + e.length;
+    }
+    el.append(text.slice(at));
+  }
+
+  function appendMessage(m) {
+    if (document.querySelector(`#messages [data-id="${m.message_id}"]`)) return;
+    const li = document.createElement('li');
+    li.className = `msg ${m.from && m.from.is_bot ? 'theirs' : 'mine'}`;
+    li.dataset.id = String(m.message_id);
+    const body = document.createElement('div');
+    body.className = 'text';
+    render(body, m.text || '', m.entities);
+    const time = document.createElement('time');
+    time.textContent = new Date(m.date * 1000).toLocaleTimeString();
+    li.append(body, time);
+    $('messages').append(li);
+    li.scrollIntoView({ block: 'end' });
+    lastId = Math.max(lastId, m.message_id);
+  }
+
+  async function loadChats() {
+    const { chats } = await api('/client/chats');
+    const ul = $('chats');
+    ul.replaceChildren();
+    for (const c of chats) {
+      const li = document.createElement('li');
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.dataset.bot = c.bot.username;
+      b.textContent = c.bot.first_name;
+      if (active && active.toLowerCase() === c.bot.username.toLowerCase()) b.setAttribute('aria-current', 'true');
+      const small = document.createElement('small');
+      small.textContent = c.last_message ? c.last_message.text : `@${c.bot.username}`;
+      b.append(small);
+      b.addEventListener('click', () => openChat(c.bot.username));
+      li.append(b);
+      ul.append(li);
+    }
+  }
+
+  async function poll(bot, signal) {
+    while (!signal.aborted && active === bot) {
+      try {
+        const { messages } = await api(`/client/chats/${encodeURIComponent(bot)}/messages?after=${lastId}&timeout=25`, { signal });
+        if (active !== bot) return;
+        messages.forEach(appendMessage);
+        if (messages.length) loadChats().catch(() => {});
+      } catch (e) {
+        if (signal.aborted || !token) return;
+        showError(e.message);
+        await sleep(2000);
+      }
+    }
+  }
+
+  function openChat(bot) {
+    showError('');
+    if (poller) poller.abort();
+    active = bot;
+    lastId = 0;
+    $('title').textContent = bot === 'BotFather' ? 'BotFather' : `@${bot}`;
+    $('messages').replaceChildren();
+    $('compose').hidden = false;
+    for (const b of document.querySelectorAll('#chats button')) b.toggleAttribute('aria-current', b.dataset.bot === bot);
+    poller = new AbortController();
+    poll(bot, poller.signal);
+    $('text').focus();
+  }
+
+  async function send(event) {
+    event.preventDefault();
+    const input = $('text');
+    const text = input.value;
+    if (!active || !text.trim()) return;
+    input.value = '';
+    try {
+      const { message } = await api(`/client/chats/${encodeURIComponent(active)}/messages`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }),
+      });
+      appendMessage(message);
+      loadChats().catch(() => {});
+    } catch (e) {
+      input.value = text;
+      showError(e.message);
+    }
+  }
+
+  async function start() {
+    $('signin').addEventListener('click', () => signIn().catch((e) => showError(e.message)));
+    $('signout').addEventListener('click', signedOut);
+    $('compose').addEventListener('submit', send);
+    $('new-chat').addEventListener('submit', (event) => {
+      event.preventDefault();
+      const name = $('new-chat-name').value.trim().replace(/^@/, '');
+      if (name) openChat(name);
+      $('new-chat-name').value = '';
+    });
+    await finishSignIn();
+    if (!token) return signedOut();
+    $('welcome').hidden = true;
+    $('app').hidden = false;
+    $('signout').hidden = false;
+    try {
+      await loadChats();
+      openChat('BotFather');
+    } catch (e) {
+      if (token) showError(e.message);
+    }
+  }
+
+  start().catch((e) => showError(e.message));
+})();

@@ -1,0 +1,141 @@
+import { sql, type Kysely } from 'kysely';
+import type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryStatus, DeliveryStore, Attempt } from '../../core/notify/ports.js';
+import type { DB } from '../schema.js';
+import { deliveryId, toAttempt, toDelivery, toEndpoint, toEvent } from './codec.js';
+import { appendEvent } from './events-append.js';
+import { inTransaction, type NotifyShared, type TxScope } from './shared.js';
+
+export class SqlDeliveryStore implements DeliveryStore {
+  constructor(private readonly db: Kysely<DB>, private readonly shared: NotifyShared, private readonly scope?: TxScope) {}
+
+  async claim(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
+    let due = this.db.selectFrom('webhook_deliveries as d').innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select('d.id')
+      .where('d.status', '=', 'pending')
+      .where('d.next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', now)]))
+      .where('e.disabled_at', 'is', null)
+      // An ordered endpoint offers only its oldest pending delivery.
+      .where((eb) => eb.or([
+        eb('e.ordered', '=', 0),
+        eb.not(eb.exists(eb.selectFrom('webhook_deliveries as p').select('p.id')
+          .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
+          .where('p.status', '=', 'pending')
+          .where((o) => o.or([
+            o('p.created_at', '<', o.ref('d.created_at')),
+            o.and([o('p.created_at', '=', o.ref('d.created_at')), o('p.event_id', '<', o.ref('d.event_id'))]),
+          ])))),
+      ]))
+      .orderBy('d.next_attempt_at')
+      .limit(limit);
+    // Concurrent workers skip the rows another is claiming instead of waiting for them.
+    if (this.shared.postgres) due = due.modifyEnd(sql`for update of d skip locked`);
+    const claimed = await this.db.updateTable('webhook_deliveries')
+      .set({ lease_until: now + leaseMs, lease_owner: owner })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute();
+    if (claimed.length === 0) return [];
+    const events = new Map((await this.db.selectFrom('notify_events').selectAll().where('id', 'in', [...new Set(claimed.map((d) => d.event_id))]).execute())
+      .map((r) => [r.id, toEvent(r)]));
+    const endpoints = new Map((await this.db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...new Set(claimed.map((d) => d.endpoint_id))]).execute())
+      .map((r) => [r.id, toEndpoint(r)]));
+    const out: ClaimedDelivery[] = [];
+    for (const r of claimed) {
+      const event = events.get(r.event_id);
+      const endpoint = endpoints.get(r.endpoint_id);
+      if (event && endpoint) out.push({ delivery: toDelivery(r), event, endpoint });
+      else await this.db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: 'event or endpoint deleted', updated_at: now }).where('id', '=', r.id).execute();
+    }
+    return out;
+  }
+
+  async complete(o: AttemptOutcome, now: number): Promise<void> {
+    const a = o.attempt;
+    const id = deliveryId(a.endpointId, a.eventId);
+    await inTransaction(this.db, this.shared, this.scope, async (trx, scope) => {
+      await trx.insertInto('webhook_attempts').values({
+        delivery_id: id, attempt: a.attempt, endpoint_id: a.endpointId, event_id: a.eventId, started_at: a.startedAt, duration_ms: a.durationMs,
+        status_code: a.statusCode, error: a.error, response: a.response, ok: a.ok ? 1 : 0,
+      }).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
+      const common = { attempts: a.attempt, lease_until: null, lease_owner: null, last_status: a.statusCode, last_error: a.error, updated_at: now };
+      if (o.next.status === 'delivered') {
+        await trx.updateTable('webhook_deliveries').set({ ...common, status: 'delivered', delivered_at: now }).where('id', '=', id).execute();
+      } else {
+        const next = o.next.status === 'pending' ? { status: 'pending', next_attempt_at: o.next.at } : { status: 'failed' };
+        // A delivery dead-lettered meanwhile (its endpoint was disabled) stays so.
+        await trx.updateTable('webhook_deliveries').set({ ...common, ...next }).where('id', '=', id).where('status', '=', 'pending').execute();
+      }
+      if (o.endpointOk) {
+        await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', a.endpointId).where('failing_since', 'is not', null).execute();
+      } else {
+        await trx.updateTable('webhook_endpoints').set({ failing_since: a.startedAt }).where('id', '=', a.endpointId).where('failing_since', 'is', null).execute();
+      }
+      if (o.disable) {
+        const r = await trx.updateTable('webhook_endpoints').set({ disabled_at: now, disabled_reason: o.disable.reason, updated_at: now })
+          .where('id', '=', a.endpointId).where('disabled_at', 'is', null).executeTakeFirst();
+        // Only the worker that disabled it raises webhook.disabled.
+        if (Number(r.numUpdatedRows) > 0) {
+          await failPendingOn(trx, a.endpointId, `endpoint disabled: ${o.disable.reason}`, now);
+          await appendEvent(trx, o.disable.event);
+          scope.appended = true;
+          scope.endpointsChanged = true;
+        }
+      }
+    });
+  }
+
+  async get(endpointId: string, eventId: string): Promise<Delivery | undefined> {
+    const r = await this.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId(endpointId, eventId)).executeTakeFirst();
+    return r && toDelivery(r);
+  }
+
+  async list(endpointId: string, q: { status?: DeliveryStatus; since?: number; limit: number }): Promise<Delivery[]> {
+    let query = this.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
+    if (q.status) query = query.where('status', '=', q.status);
+    if (q.since !== undefined) query = query.where('created_at', '>=', q.since);
+    return (await query.orderBy('created_at', 'desc').orderBy('event_id', 'desc').limit(q.limit).execute()).map(toDelivery);
+  }
+
+  async attempts(endpointId: string, eventId: string): Promise<Attempt[]> {
+    return (await this.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId(endpointId, eventId)).orderBy('attempt').execute()).map(toAttempt);
+  }
+
+  async resend(endpointId: string, eventId: string, now: number): Promise<boolean> {
+    const event = await this.db.selectFrom('notify_events').select('created_at').where('id', '=', eventId).executeTakeFirst();
+    if (!event) return false;
+    await this.db.insertInto('webhook_deliveries').values({
+      id: deliveryId(endpointId, eventId), endpoint_id: endpointId, event_id: eventId, status: 'pending', attempts: 0, retry_base: 0,
+      next_attempt_at: now, created_at: event.created_at, updated_at: now,
+    }).onConflict((oc) => oc.column('id').doUpdateSet({
+      status: 'pending', retry_base: sql<number>`webhook_deliveries.attempts`, next_attempt_at: now, lease_until: null, lease_owner: null, updated_at: now,
+    })).execute();
+    this.wake();
+    return true;
+  }
+
+  async replayFailed(endpointId: string, since: number, now: number): Promise<number> {
+    const r = await this.db.updateTable('webhook_deliveries')
+      .set({ status: 'pending', retry_base: sql<number>`attempts`, next_attempt_at: now, lease_until: null, lease_owner: null, updated_at: now })
+      .where('endpoint_id', '=', endpointId).where('status', '=', 'failed').where('created_at', '>=', since)
+      .executeTakeFirst();
+    this.wake();
+    return Number(r.numUpdatedRows);
+  }
+
+  async failPending(endpointId: string, reason: string, now: number): Promise<number> {
+    return failPendingOn(this.db, endpointId, reason, now);
+  }
+
+  /** Queued work outside an append also wakes the worker (after commit inside a transaction). */
+  private wake(): void {
+    if (this.scope) this.scope.appended = true;
+    else this.shared.appended();
+  }
+}
+
+async function failPendingOn(db: Kysely<DB>, endpointId: string, reason: string, now: number): Promise<number> {
+  const r = await db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: reason, lease_until: null, lease_owner: null, updated_at: now })
+    .where('endpoint_id', '=', endpointId).where('status', '=', 'pending').executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}

@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely';
+import type { Endpoint, EndpointPatch, EndpointStore } from '../../core/notify/ports.js';
+import { flag, joinWords } from '../codec.js';
+import type { DB, WebhookEndpointsTable } from '../schema.js';
+import { toEndpoint } from './codec.js';
+import { inTransaction, type NotifyShared, type TxScope } from './shared.js';
+
+export class SqlEndpointStore implements EndpointStore {
+  constructor(private readonly db: Kysely<DB>, private readonly shared: NotifyShared, private readonly scope?: TxScope) {}
+
+  async create(e: Endpoint): Promise<void> {
+    await inTransaction(this.db, this.shared, this.scope, async (trx, scope) => {
+      await trx.insertInto('webhook_endpoints').values({
+        id: e.id, kind: e.kind, url: e.url, chat_id: e.chatId, user_id: e.userId, event_types: joinWords(e.eventTypes),
+        description: e.description, secret: e.secret, previous_secret: e.previousSecret, previous_secret_expires_at: e.previousSecretExpiresAt,
+        ordered: flag(e.ordered), disabled_at: e.disabledAt, disabled_reason: e.disabledReason, failing_since: e.failingSince,
+        created_at: e.createdAt, updated_at: e.updatedAt,
+      }).execute();
+      await trx.insertInto('webhook_subscriptions').values(e.eventTypes.map((t) => ({ event_type: t, endpoint_id: e.id }))).execute();
+      scope.endpointsChanged = true;
+    });
+  }
+
+  async get(id: string): Promise<Endpoint | undefined> {
+    const r = await this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toEndpoint(r);
+  }
+
+  async list(q: { userId?: string } = {}): Promise<Endpoint[]> {
+    let query = this.db.selectFrom('webhook_endpoints').selectAll();
+    if (q.userId !== undefined) query = query.where('user_id', '=', q.userId);
+    return (await query.orderBy('created_at').orderBy('id').execute()).map(toEndpoint);
+  }
+
+  async update(id: string, p: EndpointPatch, now: number): Promise<boolean> {
+    return inTransaction(this.db, this.shared, this.scope, async (trx, scope) => {
+      const set: Partial<WebhookEndpointsTable> = { updated_at: now };
+      if (p.eventTypes !== undefined) set.event_types = joinWords(p.eventTypes);
+      if (p.description !== undefined) set.description = p.description;
+      if (p.secret !== undefined) set.secret = p.secret;
+      if (p.previousSecret !== undefined) set.previous_secret = p.previousSecret;
+      if (p.previousSecretExpiresAt !== undefined) set.previous_secret_expires_at = p.previousSecretExpiresAt;
+      if (p.ordered !== undefined) set.ordered = flag(p.ordered);
+      if (p.disabledAt !== undefined) set.disabled_at = p.disabledAt;
+      if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
+      if (p.failingSince !== undefined) set.failing_since = p.failingSince;
+      const r = await trx.updateTable('webhook_endpoints').set(set).where('id', '=', id).executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      if (p.eventTypes !== undefined) {
+        await trx.deleteFrom('webhook_subscriptions').where('endpoint_id', '=', id).execute();
+        await trx.insertInto('webhook_subscriptions').values(p.eventTypes.map((t) => ({ event_type: t, endpoint_id: id }))).execute();
+      }
+      if (p.eventTypes !== undefined || p.disabledAt !== undefined) scope.endpointsChanged = true;
+      return true;
+    });
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return inTransaction(this.db, this.shared, this.scope, async (trx, scope) => {
+      await trx.deleteFrom('webhook_attempts').where('endpoint_id', '=', id).execute();
+      await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
+      await trx.deleteFrom('webhook_subscriptions').where('endpoint_id', '=', id).execute();
+      const r = await trx.deleteFrom('webhook_endpoints').where('id', '=', id).executeTakeFirst();
+      scope.endpointsChanged = true;
+      return Number(r.numDeletedRows) > 0;
+    });
+  }
+}

@@ -1,0 +1,58 @@
+import type { Kysely } from 'kysely';
+import type { NotifyEvent } from '../../core/notify/events.js';
+import type { DeliveryStore, EndpointStore, EventStore } from '../../core/notify/ports.js';
+import type { DB } from '../schema.js';
+import { toEvent } from './codec.js';
+import { appendEvent } from './events-append.js';
+import { SqlDeliveryStore } from './deliveries.js';
+import { SqlEndpointStore } from './endpoints.js';
+import type { NotifyShared, TxScope } from './shared.js';
+
+export class SqlEventStore implements EventStore {
+  readonly endpoints: EndpointStore;
+  readonly deliveries: DeliveryStore;
+
+  /** `scope` is set for the stores of one transaction: the wake-up waits for its commit. */
+  constructor(private readonly db: Kysely<DB>, private readonly shared: NotifyShared, private readonly scope?: TxScope) {
+    this.endpoints = new SqlEndpointStore(db, shared, scope);
+    this.deliveries = new SqlDeliveryStore(db, shared, scope);
+  }
+
+  async append(event: NotifyEvent): Promise<void> {
+    await appendEvent(this.db, event);
+    if (this.scope) this.scope.appended = true;
+    else this.shared.appended();
+  }
+
+  subscribed(type: string): boolean {
+    return this.shared.subscribed(type);
+  }
+
+  async get(id: string): Promise<NotifyEvent | undefined> {
+    const r = await this.db.selectFrom('notify_events').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toEvent(r);
+  }
+
+  async list(q: { type?: string; since?: number; limit: number }): Promise<NotifyEvent[]> {
+    let query = this.db.selectFrom('notify_events').selectAll();
+    if (q.type) query = query.where('type', '=', q.type);
+    if (q.since !== undefined) query = query.where('created_at', '>=', q.since);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(q.limit).execute();
+    return rows.map(toEvent);
+  }
+
+  onAppended(listener: () => void): () => void {
+    return this.shared.onAppended(listener);
+  }
+
+  async purge(before: number): Promise<number> {
+    let n = 0;
+    const count = (r: { numDeletedRows: bigint }) => (n += Number(r.numDeletedRows));
+    count(await this.db.deleteFrom('webhook_attempts').where('started_at', '<', before).executeTakeFirst());
+    count(await this.db.deleteFrom('webhook_deliveries').where('status', '!=', 'pending').where('updated_at', '<', before).executeTakeFirst());
+    count(await this.db.deleteFrom('notify_events').where('created_at', '<', before)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'notify_events.id'))))
+      .executeTakeFirst());
+    return n;
+  }
+}
