@@ -80,6 +80,7 @@ export class ChatClient {
     const waiter = new Waiter(wakeups, [topics.chat(bot.id, person.id)]);
     const stop = signal ? AbortSignal.any([signal, this.service.shutdownSignal]) : this.service.shutdownSignal;
     try {
+      await waiter.ready();
       const deadline = Date.now() + timeoutSeconds * 1000;
       for (;;) {
         const found = await storage.chats.messagesAfter(bot.id, person.id, after, 100);

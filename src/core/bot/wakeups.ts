@@ -9,6 +9,8 @@ export interface Wakeups {
   publish(topic: string, message?: string): void;
   /** Returns the unsubscribe function. */
   subscribe(topic: string, listener: (message: string) => void): () => void;
+  /** Resolves once every subscription made so far receives messages (Redis confirms them asynchronously). */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,6 +44,8 @@ export class LocalWakeups implements Wakeups {
     };
   }
 
+  async ready(): Promise<void> {}
+
   async close(): Promise<void> {
     this.listeners.clear();
   }
@@ -57,12 +61,17 @@ export class Waiter {
   private fired = false;
   private readonly unsubscribe: (() => void)[];
 
-  constructor(wakeups: Wakeups, topicList: string[], private readonly onMessage?: (topic: string, message: string) => boolean) {
+  constructor(private readonly wakeups: Wakeups, topicList: string[], private readonly onMessage?: (topic: string, message: string) => boolean) {
     this.unsubscribe = topicList.map((t) => wakeups.subscribe(t, (m) => {
       if (this.onMessage && !this.onMessage(t, m)) return;
       this.fired = true;
       this.wake?.();
     }));
+  }
+
+  /** Await before reading storage: from then on nothing published is missed. */
+  ready(): Promise<void> {
+    return this.wakeups.ready();
   }
 
   /** Resolves true when woken by a message, false on timeout or abort. */

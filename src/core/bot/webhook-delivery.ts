@@ -20,6 +20,19 @@ export interface RetryPolicy {
 
 export const defaultRetryPolicy: RetryPolicy = { baseMs: 1000, maxMs: 60_000 };
 
+/**
+ * Which process delivers a bot's updates: with several processes, only the
+ * holder of the bot's lease (renewed on every pass) sends, so no update goes
+ * out twice in parallel and per-chat order holds. One process: always us.
+ */
+export interface DeliveryLease {
+  /** Takes or renews the lease for `ms`; false while another process holds it. */
+  acquire(botId: number, ms: number): Promise<boolean>;
+}
+
+export const LEASE_MS = 15_000;
+export const soleProcess: DeliveryLease = { acquire: async () => true };
+
 function retryAfterMs(reply: WebhookReply): number {
   const raw = reply.headers['retry-after'];
   const v = Array.isArray(raw) ? raw[0] : raw;
@@ -72,10 +85,17 @@ class BotDelivery {
     const { storage, clock } = this.owner.service.deps;
     const bot = await storage.bots.get(this.botId);
     if (!bot?.webhook) return this.owner.drop(this.botId);
+    if (!(await this.owner.lease.acquire(bot.id, LEASE_MS))) {
+      // Another process delivers; try again when its lease would have lapsed.
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.kick(), LEASE_MS / 2).unref();
+      return;
+    }
     const pending = await storage.updates.list(bot.id, undefined, 100);
     const now = clock.now();
     const blocked = new Set<number | null>();
-    let wakeAt = Infinity;
+    // Renew the lease while deliveries or retries are outstanding.
+    let wakeAt = pending.length ? now + LEASE_MS / 2 : Infinity;
     for (const u of pending) {
       if (this.active >= bot.webhook.maxConnections) break;
       if (blocked.has(u.chatId) || this.busyChats.has(u.chatId)) {
@@ -163,6 +183,7 @@ export class WebhookDeliverer {
     readonly post: WebhookPost,
     readonly policy: RetryPolicy = defaultRetryPolicy,
     readonly onError: (err: unknown) => void = () => {},
+    readonly lease: DeliveryLease = soleProcess,
   ) {}
 
   get signal(): AbortSignal {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { BotFather } from '../../core/bot/botfather.js';
@@ -7,6 +8,8 @@ import { BotService } from '../../core/bot/service.js';
 import { LocalWakeups, type Wakeups } from '../../core/bot/wakeups.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { botStorage } from '../../store/bot/index.js';
+import { RedisWakeups, redisDeliveryLease } from '../../store/bot/redis-wakeups.js';
+import { connectRedis } from '../../store/redis/index.js';
 import { buildBotServer } from './app.js';
 import { ensureChatClient } from './chat-client.js';
 import { webhookPoster, webhookUrlChecker } from './webhook-client.js';
@@ -27,7 +30,12 @@ const HOUR = 3600_000;
  * (webhook delivery, updates kept 24 hours).
  */
 export async function startBotInterface(gh: Gatehouse, logger: Logger, opts: { port: number; flood?: FloodPolicy; wakeups?: Wakeups }): Promise<RunningBotInterface> {
-  const wakeups = opts.wakeups ?? new LocalWakeups();
+  // With Redis, wake-ups reach the other processes too (INTERFACE.md, GATEHOUSE_REDIS_URL),
+  // and a lease per bot keeps webhook delivery to one process at a time.
+  const redisUrl = gh.config.redisUrl;
+  const leaseRedis = redisUrl ? connectRedis(redisUrl) : undefined;
+  const wakeups = opts.wakeups ?? (leaseRedis ? new RedisWakeups(leaseRedis, connectRedis(redisUrl!), `${gh.config.redisPrefix}bot:`) : new LocalWakeups());
+  const lease = leaseRedis ? redisDeliveryLease(leaseRedis, `${gh.config.redisPrefix}bot:`, randomUUID()) : undefined;
   const service = new BotService({
     storage: botStorage(gh.storage),
     users: gh.storage.users,
@@ -40,7 +48,7 @@ export async function startBotInterface(gh: Gatehouse, logger: Logger, opts: { p
   new BotFather(service);
   const client = new ChatClient(service);
   const deliverer = new WebhookDeliverer(service, webhookPoster(gh.config.allowPrivateWebhooks), undefined,
-    (err) => logger.warn({ err }, 'webhook delivery failed'));
+    (err) => logger.warn({ err }, 'webhook delivery failed'), lease);
   await deliverer.start();
   const app = await buildBotServer(gh, { service, client }, logger);
   const address = await app.listen({ host: gh.config.host, port: opts.port });
@@ -67,6 +75,7 @@ export async function startBotInterface(gh: Gatehouse, logger: Logger, opts: { p
       deliverer.stop();
       await app.close();
       await wakeups.close();
+      if (!opts.wakeups) leaseRedis?.disconnect();
     },
   };
 }

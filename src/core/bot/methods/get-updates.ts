@@ -36,6 +36,7 @@ export async function getUpdates({ service, bot, signal }: MethodContext, p: Bot
     return true;
   });
   try {
+    await waiter.ready();
     wakeups.publish(pollTopic, pollId);
     if (offset > 0) await storage.updates.deleteBelow(bot.id, offset);
     else if (offset < 0) await storage.updates.keepLast(bot.id, -offset);
