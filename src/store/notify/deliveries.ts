@@ -53,19 +53,10 @@ export class SqlDeliveryStore implements DeliveryStore {
   async complete(o: AttemptOutcome, now: number): Promise<void> {
     const a = o.attempt;
     const id = deliveryId(a.endpointId, a.eventId);
+    // Endpoint row first, then the delivery, then the log: one lock order for every
+    // completion, so a worker disabling the endpoint never deadlocks with another
+    // one recording an attempt (PostgreSQL).
     await inTransaction(this.db, this.shared, this.scope, async (trx, scope) => {
-      await trx.insertInto('webhook_attempts').values({
-        delivery_id: id, attempt: a.attempt, endpoint_id: a.endpointId, event_id: a.eventId, started_at: a.startedAt, duration_ms: a.durationMs,
-        status_code: a.statusCode, error: a.error, response: a.response, ok: a.ok ? 1 : 0,
-      }).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
-      const common = { attempts: a.attempt, lease_until: null, lease_owner: null, last_status: a.statusCode, last_error: a.error, updated_at: now };
-      if (o.next.status === 'delivered') {
-        await trx.updateTable('webhook_deliveries').set({ ...common, status: 'delivered', delivered_at: now }).where('id', '=', id).execute();
-      } else {
-        const next = o.next.status === 'pending' ? { status: 'pending', next_attempt_at: o.next.at } : { status: 'failed' };
-        // A delivery dead-lettered meanwhile (its endpoint was disabled) stays so.
-        await trx.updateTable('webhook_deliveries').set({ ...common, ...next }).where('id', '=', id).where('status', '=', 'pending').execute();
-      }
       if (o.endpointOk) {
         await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', a.endpointId).where('failing_since', 'is not', null).execute();
       } else {
@@ -82,6 +73,20 @@ export class SqlDeliveryStore implements DeliveryStore {
           scope.endpointsChanged = true;
         }
       }
+      const common = { attempts: a.attempt, lease_until: null, lease_owner: null, last_status: a.statusCode, last_error: a.error, updated_at: now };
+      if (o.next.status === 'delivered') {
+        await trx.updateTable('webhook_deliveries').set({ ...common, status: 'delivered', delivered_at: now }).where('id', '=', id).execute();
+      } else if (o.next.status === 'failed') {
+        await trx.updateTable('webhook_deliveries').set({ ...common, status: 'failed' }).where('id', '=', id).execute();
+      } else {
+        // A delivery dead-lettered meanwhile (its endpoint was disabled) stays so.
+        await trx.updateTable('webhook_deliveries').set({ ...common, status: 'pending', next_attempt_at: o.next.at })
+          .where('id', '=', id).where('status', '=', 'pending').execute();
+      }
+      await trx.insertInto('webhook_attempts').values({
+        delivery_id: id, attempt: a.attempt, endpoint_id: a.endpointId, event_id: a.eventId, started_at: a.startedAt, duration_ms: a.durationMs,
+        status_code: a.statusCode, error: a.error, response: a.response, ok: a.ok ? 1 : 0,
+      }).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
     });
   }
 

@@ -1,6 +1,7 @@
 import { invalidGrant, invalidRequest } from '../../errors.js';
 import { s256, safeEqual, sha256 } from '../../crypto.js';
 import { required, single } from '../../params.js';
+import { recordEvent } from '../../notify/record.js';
 import { mayRefresh, type Grant } from './grant.js';
 
 /** RFC 7636 §4.1: code_verifier = 43*128unreserved. */
@@ -24,6 +25,8 @@ export const authorizationCodeGrant: Grant = {
     if (consumed.replay) {
       // RFC 6749 §4.1.2: a code used twice revokes what was issued from it.
       await storage.tokens.revokeFamily(c.familyId, now);
+      // After the (idempotent) revocation, so a replay is never reported without it.
+      await recordEvent(storage, 'authorization_code.reuse_detected', { client_id: c.clientId, user_id: c.userId, family_id: c.familyId }, now);
       throw invalidGrant('authorization code already used');
     }
     if (c.clientId !== client.id) throw invalidGrant('authorization code was issued to another client');
