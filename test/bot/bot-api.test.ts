@@ -180,6 +180,8 @@ for (const { kind, skip } of await databaseKinds()) {
       await envelope(await fetch(`${server.botUrl}/nobot/getMe`), 404, 'Not Found');
       await envelope(await fetch(`${server.botUrl}/bot${token}/getMe`, { method: 'PUT' }), 501);
       await envelope(await fetch(`${server.botUrl}/bot${token}/getMe`, { method: 'DELETE' }), 501);
+      const head = await fetch(`${server.botUrl}/bot${token}/sendMessage?chat_id=${chatId}&text=head`, { method: 'HEAD' });
+      assert.equal(head.status, 501);
       await envelope(await fetch(`${server.botUrl}/bot${token}/sendMessage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"chat_id":' }), 400);
       await envelope(await fetch(`${server.botUrl}/bot${token}/sendMessage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1,2]' }), 400, 'Bad Request: chat_id is empty');
       await envelope(await fetch(`${server.botUrl}/bot${token}/sendMessage`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: 'garbage' }), 400);

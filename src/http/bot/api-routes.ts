@@ -39,7 +39,8 @@ export async function botApiRoutes(app: FastifyInstance, service: BotService): P
   };
   const notImplemented = async (_req: FastifyRequest, reply: FastifyReply) => sendBotError(reply, new BotApiError(501, 'Not Implemented'));
   for (const url of ['/:bot/:method', '/:bot/test/:method']) {
-    app.route({ method: ['GET', 'POST'], url, handler: handle });
-    app.route({ method: ['PUT', 'DELETE', 'PATCH', 'OPTIONS'], url, handler: notImplemented });
+    // No implicit HEAD: it would run the method (a HEAD could send a message).
+    app.route({ method: ['GET', 'POST'], url, handler: handle, exposeHeadRoute: false });
+    app.route({ method: ['HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'], url, handler: notImplemented });
   }
 }
