@@ -45,6 +45,18 @@ export interface Config {
   introspectionClientSecret: string | undefined;
   /** Bot API flood control (Telegram: ~1 message/s per chat with bursts, ~30/s per bot); rate 0 turns a limit off. */
   botFlood: { perChat: { rate: number; burst: number }; global: { rate: number; burst: number } };
+  /**
+   * PEM certificate and key files: the authorization and resource servers then
+   * serve HTTPS and ask for (never require) TLS client certificates (RFC 8705).
+   */
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  /**
+   * Behind a TLS-terminating proxy: the request header in which it forwards the
+   * client certificate. Honoured only on requests from a trusted proxy
+   * (`trustProxy`); everyone else's copy of the header is ignored.
+   */
+  clientCertHeader: string | undefined;
   /** Bot token chat notifications are sent with (spec §1.6); chat endpoints wait while it is unset. */
   notifyBotToken: string | undefined;
   /** The Bot API they go through; unset means Gatehouse's own ({bot_api_url}). Any Telegram-compatible API works. */
@@ -114,6 +126,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
   const databaseUrl = src.GATEHOUSE_DATABASE_URL || 'sqlite:./data/gatehouse.db';
   if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) throw new ConfigError('GATEHOUSE_DATABASE_URL must be sqlite:PATH, sqlite::memory: or postgres://…');
   const trust = src.GATEHOUSE_TRUST_PROXY;
+  const scheme = src.GATEHOUSE_TLS_CERT ? 'https' : 'http';
   return {
     databaseUrl,
     redisUrl: src.GATEHOUSE_REDIS_URL || undefined,
@@ -124,8 +137,8 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     botPort,
     roles: roles as Set<Role>,
     // With port 0 the real URL is known only after listening; the server fills it in then.
-    authUrl: url(src, 'GATEHOUSE_AUTH_URL', `http://${urlHost}:${authPort}`),
-    apiUrl: url(src, 'GATEHOUSE_API_URL', `http://${urlHost}:${apiPort}`),
+    authUrl: url(src, 'GATEHOUSE_AUTH_URL', `${scheme}://${urlHost}:${authPort}`),
+    apiUrl: url(src, 'GATEHOUSE_API_URL', `${scheme}://${urlHost}:${apiPort}`),
     botApiUrl: url(src, 'GATEHOUSE_BOT_API_URL', `http://${urlHost}:${botPort}`),
     allowPrivateWebhooks: bool(src, 'GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS', false),
     adminToken: src.GATEHOUSE_ADMIN_TOKEN || undefined,
@@ -139,6 +152,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     logLevel: src.GATEHOUSE_LOG_LEVEL || 'info',
     ...resourceSettings(src),
     botFlood: botFloodSettings(src),
+    ...tlsSettings(src),
     ...notifySettings(src),
   };
 }
@@ -149,6 +163,20 @@ function notifySettings(src: Source) {
     notifyBotApiUrl: src.GATEHOUSE_NOTIFY_BOT_API_URL ? url(src, 'GATEHOUSE_NOTIFY_BOT_API_URL', '') : undefined,
     webhookTimeout: int(src, 'GATEHOUSE_WEBHOOK_TIMEOUT', 15, 1, 300),
   };
+}
+
+/** GATEHOUSE_TLS_CERT / GATEHOUSE_TLS_KEY (file paths, both or neither) and GATEHOUSE_CLIENT_CERT_HEADER. */
+function tlsSettings(src: Source) {
+  const tlsCert = src.GATEHOUSE_TLS_CERT || undefined;
+  const tlsKey = src.GATEHOUSE_TLS_KEY || undefined;
+  if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new ConfigError('GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY go together: set both or neither');
+  const header = src.GATEHOUSE_CLIENT_CERT_HEADER?.trim().toLowerCase() || undefined;
+  if (header && !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(header)) throw new ConfigError(`GATEHOUSE_CLIENT_CERT_HEADER must be a header name, got "${header}"`);
+  const trust = src.GATEHOUSE_TRUST_PROXY;
+  if (header && (!trust || trust === 'false')) {
+    throw new ConfigError('GATEHOUSE_CLIENT_CERT_HEADER needs GATEHOUSE_TRUST_PROXY: the header is believed only from a trusted proxy');
+  }
+  return { tlsCert, tlsKey, clientCertHeader: header };
 }
 
 function resourceSettings(src: Source) {

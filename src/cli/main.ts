@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, flagsToEnv, loadConfig, type Config } from '../config.js';
 import { createClient, createUser, describeClient, InputError } from '../core/admin.js';
@@ -14,7 +15,7 @@ import { botStorage } from '../store/bot/index.js';
 const SETTINGS = ['database-url', 'redis-url', 'host', 'auth-port', 'api-port', 'bot-port', 'roles', 'auth-url', 'api-url', 'bot-api-url',
   'allow-private-webhooks', 'admin-token', 'access-token-ttl', 'code-ttl', 'refresh-token-ttl', 'session-ttl', 'token-endpoint-get',
   'open-token-key', 'trust-proxy', 'log-level', 'redis-prefix', 'token-verification', 'introspection-cache-ttl', 'introspection-client-id',
-  'introspection-client-secret'] as const;
+  'introspection-client-secret', 'tls-cert', 'tls-key', 'client-cert-header', 'providers-file'] as const;
 type Options = NonNullable<ParseArgsConfig['options']>;
 const settingOptions: Options = Object.fromEntries(SETTINGS.map((s) => [s, { type: 'string' as const }]));
 
@@ -24,6 +25,7 @@ const USAGE = `usage: gatehouse <command> [options] [--json]
   user create --username U --email E --password-stdin [--name N]
   client create --name N --redirect-uri U [--redirect-uri U2 …] [--grant-types a,b] [--scope "s1 s2"]
                 [--public] [--auth-method M] [--trusted] [--introspect] [--domain D] [--token-format jwt|opaque]
+                [--tls-client-certificate FILE] [--allowed-addresses CIDR,…]
   client list
   keys rotate
   bot create --owner U --username X_bot --name N   a bot owned by user U; prints its token once
@@ -95,11 +97,22 @@ async function userCreate(args: string[]): Promise<void> {
   print(Boolean(values.json), { id: user.id, username: user.username, email: user.email }, `created user ${user.username} (${user.id})`);
 }
 
+/** `--tls-client-certificate FILE`: the PEM the client will present (RFC 8705 self_signed_tls_client_auth). */
+function readCertificateFile(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new InputError(`--tls-client-certificate: cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
 async function clientCreate(args: string[]): Promise<void> {
   const { values } = parse(args, {
     name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, 'grant-types': { type: 'string' },
     scope: { type: 'string' }, public: { type: 'boolean' }, 'auth-method': { type: 'string' }, trusted: { type: 'boolean' },
     introspect: { type: 'boolean' }, domain: { type: 'string' }, 'token-format': { type: 'string' },
+    'tls-client-certificate': { type: 'string' }, 'allowed-addresses': { type: 'string' },
   });
   const config = configFrom(values);
   const { client, secret } = await withStorage(config, (s) => createClient(s, systemClock, {
@@ -113,10 +126,14 @@ async function clientCreate(args: string[]): Promise<void> {
     introspect: Boolean(values.introspect),
     domain: (values.domain as string | undefined) ?? null,
     tokenFormat: values['token-format'] as string | undefined,
+    tlsClientCertificate: readCertificateFile(values['tls-client-certificate'] as string | undefined),
+    allowedAddresses: (values['allowed-addresses'] as string | undefined)?.split(','),
   }));
   const d = describeClient(client, secret);
   const out = { client_id: d.client_id, ...(secret ? { client_secret: secret } : {}), redirect_uris: d.redirect_uris, grant_types: d.grant_types, scope: d.scope,
-    token_endpoint_auth_method: d.token_endpoint_auth_method, token_format: d.token_format };
+    token_endpoint_auth_method: d.token_endpoint_auth_method, token_format: d.token_format,
+    ...(client.tlsCertThumbprint ? { tls_client_certificate_thumbprint: client.tlsCertThumbprint } : {}),
+    ...(client.allowedAddresses?.length ? { allowed_addresses: client.allowedAddresses } : {}) };
   print(Boolean(values.json), out, `client_id: ${client.id}${secret ? `\nclient_secret: ${secret}\n(the secret is shown once; only its hash is stored)` : ''}`);
 }
 

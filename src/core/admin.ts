@@ -6,6 +6,7 @@ import { rfc3339 } from './notify/events.js';
 import { recordEvent } from './notify/record.js';
 import { parseScope } from './scope.js';
 import { domainHost, redirectUriProblem } from './oauth/redirect-uri.js';
+import { clientAccess, hasTlsCertificate } from './client-access.js';
 
 /** Bad input to an administrative operation; the message is safe to show. */
 export class InputError extends Error {
@@ -23,6 +24,10 @@ export interface ClientInput {
   introspect?: boolean;
   domain?: string | null;
   tokenFormat?: string;
+  /** RFC 8705 certificate (PEM) or thumbprint, and the address allow-list (spec §5.1): see client-access.ts. */
+  tlsClientCertificate?: string;
+  tlsClientCertificateThumbprint?: string;
+  allowedAddresses?: string[];
 }
 
 export interface CreatedClient {
@@ -31,7 +36,7 @@ export interface CreatedClient {
   secret: string | undefined;
 }
 
-const AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
+const AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none', 'self_signed_tls_client_auth'];
 /** Redirect-based grants need at least one redirect URI. */
 const REDIRECTING = ['authorization_code', 'implicit'];
 /** Extension grants are named by absolute URIs (RFC 6749 §4.5). */
@@ -45,8 +50,9 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
   const unknown = grantTypes.filter((g) => !GRANT_TYPES.includes(g) && !isExtensionGrant(g));
   if (unknown.length) throw new InputError(`unknown grant type: ${unknown.join(', ')}`);
   const isPublic = input.public === true || input.authMethod === 'none';
-  const authMethod = (isPublic ? 'none' : input.authMethod ?? 'client_secret_basic') as ClientAuthMethod;
+  const authMethod = (isPublic ? 'none' : input.authMethod ?? (hasTlsCertificate(input) ? 'self_signed_tls_client_auth' : 'client_secret_basic')) as ClientAuthMethod;
   if (!AUTH_METHODS.includes(authMethod)) throw new InputError(`unknown auth method: ${authMethod}`);
+  const access = clientAccess(input, authMethod);
   if (isPublic && grantTypes.some((g) => g === 'client_credentials' || g === 'password')) {
     throw new InputError('a public client cannot use the client_credentials or password grant');
   }
@@ -68,7 +74,8 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
   } catch {
     throw new InputError('malformed scope');
   }
-  const secret = isPublic ? undefined : randomToken(32);
+  // A client that authenticates with its certificate has no secret (RFC 8705 §2.2).
+  const secret = isPublic || authMethod === 'self_signed_tls_client_auth' ? undefined : randomToken(32);
   const client: Client = {
     id: randomToken(16),
     name,
@@ -83,6 +90,7 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
     introspect: input.introspect === true,
     domain,
     tokenFormat,
+    ...access,
     createdAt: clock.now(),
   };
   await storage.transaction(async (tx) => {
@@ -123,6 +131,8 @@ export function describeClient(c: Client, secret?: string): Record<string, unkno
     introspect: c.introspect,
     domain: c.domain,
     token_format: c.tokenFormat,
+    ...(c.tlsCertThumbprint ? { tls_client_certificate_thumbprint: c.tlsCertThumbprint } : {}),
+    ...(c.allowedAddresses?.length ? { allowed_addresses: c.allowedAddresses } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 /** Records the core reads and writes. Times are Unix milliseconds. */
 
 export type GrantType = 'authorization_code' | 'implicit' | 'password' | 'client_credentials' | 'refresh_token' | (string & {});
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'self_signed_tls_client_auth';
 export type TokenFormat = 'jwt' | 'opaque';
 
 export const GRANT_TYPES: readonly string[] = [
@@ -31,6 +31,10 @@ export interface Client {
   /** Bound site: every redirect URI must sit under it (spec §2). */
   domain: string | null;
   tokenFormat: TokenFormat;
+  /** RFC 8705 self_signed_tls_client_auth: `x5t#S256` of the registered certificate. */
+  tlsCertThumbprint?: string;
+  /** Addresses (CIDR blocks) the client may call from; absent or empty: anywhere (spec §5.1). */
+  allowedAddresses?: string[];
   createdAt: number;
 }
 
@@ -95,6 +99,8 @@ export interface OpaqueAccessToken {
   createdAt: number;
   expiresAt: number;
   revokedAt: number | null;
+  /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to. */
+  certThumbprint?: string;
 }
 
 export interface Consent {

@@ -41,6 +41,7 @@ export const gatehouseFastify: FastifyPluginAsync<GatehouseAuthOptions> = async 
         contentType: req.headers['content-type'],
         query: req.query as Params,
         body: req.body,
+        clientCertThumbprint: guard.clientCertificate(req.raw),
       }, route?.scope);
     } catch (e) {
       return sendBearerError(reply, e, guard.realm);

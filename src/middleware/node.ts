@@ -64,6 +64,7 @@ export function gatehouseMiddleware(opts: GatehouseAuthOptions) {
         // Our own parse, not Express's `req.query` (qs would turn `a[b]=` into objects).
         query: toParams(new URL(req.url ?? '/', 'http://localhost').searchParams),
         body: req.body,
+        clientCertThumbprint: guard.clientCertificate(req),
       }, scope);
     })().then(() => next(), (e: unknown) => sendBearerError(res, e, guard.realm));
   };

@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import { systemClock, type Clock } from '../core/ports.js';
+import { checkCertificateBinding } from '../core/resource/binding.js';
 import { CachedVerifier, TokenRouter } from '../core/resource/cache.js';
 import { extractBearerToken, type BearerRequest } from '../core/resource/bearer.js';
 import { invalidToken } from '../core/resource/errors.js';
@@ -6,6 +8,7 @@ import { IntrospectionVerifier } from '../core/resource/introspection.js';
 import { RemoteJwks } from '../core/resource/jwks.js';
 import { JwtVerifier } from '../core/resource/jwt.js';
 import { requireScope, scopeRule, type ScopeRule } from '../core/resource/scope.js';
+import { peerCertificateThumbprint } from './tls.js';
 import type { AccessTokenVerifier, VerifiedToken } from '../core/resource/token.js';
 
 /** What a protected route needs: `"a b"` or `["a", "b"]` (all of them), or `{ all, any }`. */
@@ -34,6 +37,12 @@ export interface GatehouseAuthOptions {
   verifier?: AccessTokenVerifier;
   fetch?: typeof fetch;
   clock?: Clock;
+  /**
+   * `x5t#S256` of the client certificate behind a request, for certificate-bound
+   * tokens (RFC 8705 §3). Default: the certificate of the TLS connection itself;
+   * behind a TLS-terminating proxy, read the one it forwards (from it only).
+   */
+  clientCertificate?: (req: IncomingMessage) => string | undefined;
 }
 
 /** Verified JWTs are remembered this long (the signature check is the expensive part). */
@@ -60,14 +69,17 @@ export function createVerifier(opts: GatehouseAuthOptions): AccessTokenVerifier 
 export class BearerGuard {
   readonly realm: string;
   readonly verifier: AccessTokenVerifier;
+  readonly clientCertificate: (req: IncomingMessage) => string | undefined;
 
   constructor(opts: GatehouseAuthOptions) {
     this.realm = opts.realm ?? 'gatehouse';
+    this.clientCertificate = opts.clientCertificate ?? peerCertificateThumbprint;
     this.verifier = createVerifier(opts);
   }
 
   async authenticate(req: BearerRequest, scope?: ScopeSpec): Promise<VerifiedToken> {
     const token = await this.verifier.verify(extractBearerToken(req));
+    checkCertificateBinding(token, req.clientCertThumbprint);
     requireScope(token.scope, scopeRule(scope));
     return token;
   }

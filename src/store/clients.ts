@@ -19,6 +19,8 @@ const toClient = (r: ClientsTable): Client => ({
   domain: r.domain,
   tokenFormat: r.token_format as TokenFormat,
   createdAt: r.created_at,
+  ...(r.tls_cert_thumbprint ? { tlsCertThumbprint: r.tls_cert_thumbprint } : {}),
+  ...(r.allowed_addresses ? { allowedAddresses: words(r.allowed_addresses) } : {}),
 });
 
 function toRow(c: Partial<Client>): Partial<ClientsTable> {
@@ -37,6 +39,8 @@ function toRow(c: Partial<Client>): Partial<ClientsTable> {
   if (c.domain !== undefined) r.domain = c.domain;
   if (c.tokenFormat !== undefined) r.token_format = c.tokenFormat;
   if (c.createdAt !== undefined) r.created_at = c.createdAt;
+  if (c.tlsCertThumbprint !== undefined) r.tls_cert_thumbprint = c.tlsCertThumbprint;
+  if (c.allowedAddresses !== undefined) r.allowed_addresses = c.allowedAddresses.length ? joinWords(c.allowedAddresses) : null;
   return r;
 }
 

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 import { botMigration } from './bot/migration.js';
 import { notifyMigration } from './notify/migration.js';
+import { federationMigration } from './federation/migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -134,6 +135,7 @@ const migrations: Record<string, Migration> = {
   },
   '0002_bot': botMigration,
   '0003_notify': notifyMigration,
+  '0005_federation': federationMigration,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -264,3 +264,32 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
 }
+
+/* Third-party login and application-level access (migration 0005_federation); merged into the tables above. */
+export interface ClientsTable {
+  tls_cert_thumbprint: string | null;
+  allowed_addresses: string | null; // space-separated CIDR blocks
+}
+
+export interface AccessTokensTable {
+  cnf_x5t: string | null;
+}
+
+export interface ExternalIdentitiesTable {
+  provider: string;
+  subject: string;
+  user_id: string;
+  created_at: number;
+  last_login_at: number;
+}
+
+export interface FederationFlowsTable {
+  id_hash: string;
+  data: string; // JSON
+  expires_at: number;
+}
+
+export interface DB {
+  external_identities: ExternalIdentitiesTable;
+  federation_flows: FederationFlowsTable;
+}

@@ -12,6 +12,7 @@ const toRefresh = (r: RefreshTokensTable): RefreshToken => ({
 const toAccess = (r: AccessTokensTable): OpaqueAccessToken => ({
   tokenHash: r.token_hash, jti: r.jti, familyId: r.family_id, clientId: r.client_id, userId: r.user_id,
   scope: words(r.scope), createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
+  ...(r.cnf_x5t ? { certThumbprint: r.cnf_x5t } : {}),
 });
 
 export class SqlTokenStore implements TokenStore {
@@ -58,7 +59,7 @@ export class SqlTokenStore implements TokenStore {
   async saveAccess(t: OpaqueAccessToken): Promise<void> {
     await this.db.insertInto('access_tokens').values({
       token_hash: t.tokenHash, jti: t.jti, family_id: t.familyId, client_id: t.clientId, user_id: t.userId,
-      scope: joinWords(t.scope), created_at: t.createdAt, expires_at: t.expiresAt, revoked_at: t.revokedAt,
+      scope: joinWords(t.scope), created_at: t.createdAt, expires_at: t.expiresAt, revoked_at: t.revokedAt, cnf_x5t: t.certThumbprint ?? null,
     }).execute();
   }
 

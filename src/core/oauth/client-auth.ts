@@ -4,14 +4,30 @@ import type { Client } from '../model.js';
 import { isPublic } from '../model.js';
 import type { ClientStore } from '../ports.js';
 import { single, type Params } from '../params.js';
+import { addressAllowed } from './addresses.js';
+import { thumbprintsMatch } from './mtls.js';
 
 export interface ClientCredentialsInput {
   /** The Authorization header, if any. */
   authorization: string | undefined;
   params: Params;
+  /** The caller's address, for clients limited to some (spec §5.1). */
+  address?: string;
+  /** `x5t#S256` of the TLS client certificate the caller presented, if any (RFC 8705). */
+  clientCertThumbprint?: string;
 }
 
-export type AuthMethodUsed = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type AuthMethodUsed = 'client_secret_basic' | 'client_secret_post' | 'none' | 'self_signed_tls_client_auth';
+
+/**
+ * spec §5.1: a client registered with an address allow-list is refused from
+ * anywhere else, before its credentials are looked at.
+ */
+function checkAddress(client: Client, input: ClientCredentialsInput, usedHeader: boolean): void {
+  if (client.allowedAddresses?.length && !addressAllowed(client.allowedAddresses, input.address)) {
+    throw new ClientAuthError('requests from this address are not accepted for this client', usedHeader);
+  }
+}
 
 /** A failed authentication through the header must answer 401 with a challenge (RFC 6749 §5.2). */
 export class ClientAuthError extends OAuthError {
@@ -66,15 +82,23 @@ export async function authenticateClient(
     if (!creds) throw new ClientAuthError('malformed Basic credentials', true);
     if (bodyId !== undefined && bodyId !== creds.id) throw new ClientAuthError('client_id does not match the credentials', true);
     const client = await clients.get(creds.id);
+    if (client) checkAddress(client, input, true);
     if (!client || isPublic(client) || !secretMatches(client, creds.secret, now)) throw new ClientAuthError('client authentication failed', true);
     return { client, method: 'client_secret_basic' };
   }
   if (bodyId === undefined) throw new ClientAuthError('client authentication required', false);
   const client = await clients.get(bodyId);
   if (!client) throw new ClientAuthError('client authentication failed', false);
+  checkAddress(client, input, false);
   if (bodySecret !== undefined) {
     if (isPublic(client) || !secretMatches(client, bodySecret, now)) throw new ClientAuthError('client authentication failed', false);
     return { client, method: 'client_secret_post' };
+  }
+  if (client.authMethod === 'self_signed_tls_client_auth') {
+    // RFC 8705 §2.2: the certificate presented in the TLS handshake must be the registered one.
+    if (!input.clientCertThumbprint) throw new ClientAuthError('a TLS client certificate is required', false);
+    if (!thumbprintsMatch(input.clientCertThumbprint, client.tlsCertThumbprint)) throw new ClientAuthError('the TLS client certificate is not the registered one', false);
+    return { client, method: 'self_signed_tls_client_auth' };
   }
   if (!isPublic(client)) throw new ClientAuthError('client authentication required', false);
   return { client, method: 'none' };

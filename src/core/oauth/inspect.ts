@@ -18,6 +18,8 @@ export interface TokenInfo {
   format: 'jwt' | 'opaque';
   familyId: string | null;
   aud: string | undefined;
+  /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to. */
+  certThumbprint?: string;
 }
 
 const secs = (ms: number) => Math.floor(ms / 1000);
@@ -48,12 +50,14 @@ export class TokenInspector {
     const c = await keys.verify(token, { typ: 'at+jwt', issuer: config.issuer });
     if (!c || typeof c.client_id !== 'string' || typeof c.jti !== 'string') return undefined;
     const familyId = typeof c.fid === 'string' ? c.fid : null;
+    const x5t = (c.cnf as Record<string, unknown> | undefined)?.['x5t#S256'];
     const [revoked, famRevoked] = await Promise.all([stores.tokens.isJtiRevoked(c.jti), this.familyRevoked(familyId)]);
     return {
       kind: 'access_token', active: !revoked && !famRevoked, clientId: c.client_id,
       userId: c.sub !== c.client_id && typeof c.sub === 'string' ? c.sub : null,
       scope: typeof c.scope === 'string' && c.scope ? c.scope.split(' ') : [], iat: c.iat as number, exp: c.exp as number,
       jti: c.jti, format: 'jwt', familyId, aud: typeof c.aud === 'string' ? c.aud : undefined,
+      ...(typeof x5t === 'string' ? { certThumbprint: x5t } : {}),
     };
   }
 
@@ -65,6 +69,7 @@ export class TokenInspector {
     return {
       kind: 'access_token', active, clientId: t.clientId, userId: t.userId, scope: t.scope, iat: secs(t.createdAt),
       exp: secs(t.expiresAt), jti: t.jti, format: 'opaque', familyId: t.familyId, aud: this.deps.config.audience,
+      ...(t.certThumbprint ? { certThumbprint: t.certThumbprint } : {}),
     };
   }
 

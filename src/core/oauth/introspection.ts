@@ -36,6 +36,8 @@ export async function introspect(
     ...(info.aud ? { aud: info.aud } : {}),
     iss: deps.config.issuer,
     ...(info.jti ? { jti: info.jti } : {}),
+    // RFC 8705 §3.2: the resource server learns which certificate the token is bound to.
+    ...(info.certThumbprint ? { cnf: { 'x5t#S256': info.certThumbprint } } : {}),
   };
 }
 

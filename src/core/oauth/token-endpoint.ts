@@ -12,6 +12,8 @@ export interface TokenRequest {
   params: Params;
   authorization: string | undefined;
   address: string;
+  /** `x5t#S256` of the TLS client certificate presented, if any (RFC 8705). */
+  clientCertThumbprint?: string | undefined;
 }
 
 /** Parameters of client authentication and dispatch, accepted by every grant. */

@@ -5,6 +5,7 @@ import type { Clock, Stores } from '../ports.js';
 import { formatScope } from '../scope.js';
 import type { OAuthConfig } from './config.js';
 import type { KeyRing } from './keys.js';
+import { certificateBinding } from './mtls.js';
 import { rfc3339 } from '../notify/events.js';
 import { recordEvent, wouldRecord } from '../notify/record.js';
 
@@ -40,6 +41,8 @@ export interface AccessTokenClaims {
   exp: number;
   jti: string;
   fid?: string;
+  /** RFC 8705 §3.1: the client certificate the token is bound to. */
+  cnf?: { 'x5t#S256': string };
 }
 
 export class TokenIssuer {
@@ -59,6 +62,7 @@ export class TokenIssuer {
     const now = this.clock.now();
     const ttl = this.config.accessTokenTtl;
     const jti = randomUUID();
+    const bound = certificateBinding(req.client);
     if (wouldRecord(stores, 'token.issued')) {
       await recordEvent(stores, 'token.issued', {
         client_id: req.client.id, user_id: req.userId, scope: req.scope, token_format: req.client.tokenFormat, jti,
@@ -69,7 +73,7 @@ export class TokenIssuer {
       const token = OPAQUE_PREFIX + randomToken();
       await stores.tokens.saveAccess({
         tokenHash: sha256(token), jti, familyId: req.familyId, clientId: req.client.id, userId: req.userId,
-        scope: req.scope, createdAt: now, expiresAt: now + ttl * 1000, revokedAt: null,
+        scope: req.scope, createdAt: now, expiresAt: now + ttl * 1000, revokedAt: null, ...(bound ? { certThumbprint: bound } : {}),
       });
       return { token, expiresIn: ttl };
     }
@@ -84,6 +88,7 @@ export class TokenIssuer {
       exp: iat + ttl,
       jti,
       ...(req.familyId ? { fid: req.familyId } : {}),
+      ...(bound ? { cnf: { 'x5t#S256': bound } } : {}),
     };
     return { token: this.keys.sign(claims as unknown as Record<string, unknown>, 'at+jwt'), expiresIn: ttl };
   }

@@ -4,6 +4,8 @@ import { MissingTokenError } from './errors.js';
 
 /** What the resource server needs of an HTTP request to find its access token. */
 export interface BearerRequest {
+  /** `x5t#S256` of the TLS client certificate on the connection, for certificate-bound tokens (RFC 8705). */
+  clientCertThumbprint?: string;
   method: string;
   authorization: string | undefined;
   contentType: string | undefined;

@@ -1,5 +1,6 @@
 import type { Clock } from '../ports.js';
 import { invalidToken, unavailable } from './errors.js';
+import { certBinding } from './binding.js';
 import { audienceMatches, splitScope, userOf, type AccessTokenVerifier, type VerifiedToken } from './token.js';
 
 export interface IntrospectionOptions {
@@ -65,6 +66,7 @@ export class IntrospectionVerifier implements AccessTokenVerifier {
       // Without exp the answer is good for as long as the cache keeps it.
       expiresAt: typeof body.exp === 'number' ? body.exp * 1000 : Number.MAX_SAFE_INTEGER,
       jti: typeof body.jti === 'string' ? body.jti : undefined,
+      ...certBinding(body.cnf),
       via: 'introspection',
     };
   }

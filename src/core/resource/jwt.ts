@@ -1,5 +1,6 @@
 import { verify as verifySignature, type KeyObject } from 'node:crypto';
 import type { Clock } from '../ports.js';
+import { certBinding } from './binding.js';
 import { invalidToken } from './errors.js';
 import type { KeySource, PublicKey } from './jwks.js';
 import { audienceMatches, splitScope, userOf, type AccessTokenVerifier, type VerifiedToken } from './token.js';
@@ -109,6 +110,7 @@ export class JwtVerifier implements AccessTokenVerifier {
       scope: splitScope(c.scope),
       expiresAt: c.exp * 1000,
       jti: typeof c.jti === 'string' ? c.jti : undefined,
+      ...certBinding(c.cnf),
       via: 'jwt',
     };
   }

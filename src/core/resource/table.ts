@@ -29,6 +29,7 @@ export class TableVerifier implements AccessTokenVerifier {
       scope: info.scope,
       expiresAt: info.exp * 1000,
       jti: info.jti,
+      ...(info.certThumbprint ? { certThumbprint: info.certThumbprint } : {}),
       via: 'table',
     };
   }

@@ -9,6 +9,8 @@ export interface VerifiedToken {
   /** Unix milliseconds. */
   expiresAt: number;
   jti: string | undefined;
+  /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to (`cnf`), if it is. */
+  certThumbprint?: string;
   /** How it was checked. */
   via: 'jwt' | 'table' | 'introspection';
 }

@@ -7,6 +7,7 @@ import type { AccessTokenVerifier } from '../../core/resource/token.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { gatehouseFastify, sendBearerError } from '../../middleware/fastify.js';
 import { apiVerifier, lazyVerifier } from './verifier.js';
+import { clientCertificateReader, httpsOptions } from '../tls.js';
 
 const REALM = 'gatehouse';
 
@@ -29,6 +30,7 @@ export async function buildApiServer(gh: Gatehouse, logger?: FastifyBaseLogger, 
     // Request URLs may carry access tokens (RFC 6750 §2.3): no per-request log lines.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: gh.config.trustProxy,
+    ...httpsOptions(gh.config),
     bodyLimit: 16 * 1024,
   });
   await app.register(formbody);
@@ -52,7 +54,8 @@ export async function buildApiServer(gh: Gatehouse, logger?: FastifyBaseLogger, 
   app.options('/user', async (_req, reply) => reply.code(204).send());
 
   await app.register(async (api) => {
-    await api.register(gatehouseFastify, { issuer: gh.oauth.issuer, audience: gh.oauth.audience, realm: REALM, verifier: verifier ?? lazyVerifier(() => apiVerifier(gh)) });
+    await api.register(gatehouseFastify, { issuer: gh.oauth.issuer, audience: gh.oauth.audience, realm: REALM, verifier: verifier ?? lazyVerifier(() => apiVerifier(gh)),
+      clientCertificate: clientCertificateReader(gh.config) });
     const profile = { config: { auth: { scope: { any: PROFILE_SCOPES } } } };
     const user = async (req: import('fastify').FastifyRequest) => {
       const token = req.auth!;

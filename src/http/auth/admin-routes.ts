@@ -43,6 +43,10 @@ export function clientInputFrom(b: Record<string, unknown>): ClientInput {
     introspect: flagOf('introspect'),
     domain: opt('domain'),
     tokenFormat: opt('token_format'),
+    // RFC 8705 (PEM certificate or its x5t#S256) and the address allow-list (spec §5.1).
+    tlsClientCertificate: opt('tls_client_certificate'),
+    tlsClientCertificateThumbprint: opt('tls_client_certificate_thumbprint'),
+    allowedAddresses: strings(b.allowed_addresses, 'allowed_addresses'),
   };
 }
 

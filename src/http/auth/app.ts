@@ -8,6 +8,7 @@ import { adminRoutes } from './admin-routes.js';
 import { authorizeRoutes } from './authorize-routes.js';
 import { loginRoutes } from './login-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
+import { httpsOptions } from '../tls.js';
 import type { FastifyBaseLogger } from 'fastify';
 
 /** Builds the authorization server ({auth_url}); never listens (tests call inject or listen themselves). */
@@ -17,6 +18,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger)
     // Per-request log lines would carry URLs (codes, states) and cost throughput; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: gh.config.trustProxy,
+    ...httpsOptions(gh.config),
     bodyLimit: 64 * 1024,
   });
   await app.register(formbody);

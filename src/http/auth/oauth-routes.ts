@@ -5,6 +5,7 @@ import { authenticateClient } from '../../core/oauth/client-auth.js';
 import { introspect, revoke } from '../../core/oauth/introspection.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { formParams, noStore } from '../common.js';
+import { clientCertificateReader } from '../tls.js';
 
 export const AUTHORIZE_PATHS = ['/login/oauth/authorize', '/oauth2'] as const;
 export const TOKEN_PATHS = ['/login/oauth/access_token', '/oauth/token'] as const;
@@ -21,24 +22,27 @@ export function metadata(gh: Gatehouse): Record<string, unknown> {
     response_types_supported: ['code', 'token'],
     response_modes_supported: ['query', 'fragment'],
     grant_types_supported: grantTypes,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'self_signed_tls_client_auth'],
     code_challenge_methods_supported: ['S256'],
     introspection_endpoint: `${iss}/oauth/check_token`,
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'self_signed_tls_client_auth'],
     revocation_endpoint: `${iss}/oauth/revoke`,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'self_signed_tls_client_auth'],
     authorization_response_iss_parameter_supported: true,
+    // RFC 8705 §3.3: tokens of clients that authenticate with a certificate are bound to it.
+    tls_client_certificate_bound_access_tokens: true,
     service_documentation: `${iss}/`,
   };
 }
 
 export async function oauthRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
+  const clientCert = clientCertificateReader(gh.config);
   const json = { kind: 'json' as const };
 
   const token = async (req: FastifyRequest, reply: FastifyReply) => {
     noStore(reply);
     const params = req.method === 'GET' ? (req.query as Params) : formParams(req);
-    return gh.tokenEndpoint.handle({ params, authorization: req.headers.authorization, address: req.ip });
+    return gh.tokenEndpoint.handle({ params, authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw) });
   };
   for (const url of TOKEN_PATHS) {
     app.post(url, { config: json }, token);
@@ -52,12 +56,12 @@ export async function oauthRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
 
   app.post('/oauth/check_token', { config: json }, async (req, reply) => {
     noStore(reply);
-    return introspect({ params: formParams(req), authorization: req.headers.authorization, address: req.ip }, { ...gh, inspector: gh.inspector, config: gh.oauth });
+    return introspect({ params: formParams(req), authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw) }, { ...gh, inspector: gh.inspector, config: gh.oauth });
   });
 
   app.post('/oauth/revoke', { config: json }, async (req, reply) => {
     noStore(reply);
-    await revoke({ params: formParams(req), authorization: req.headers.authorization, address: req.ip }, gh);
+    await revoke({ params: formParams(req), authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw) }, gh);
     return reply.code(200).send();
   });
 
@@ -71,7 +75,7 @@ export async function oauthRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
   // The seed's token_key endpoint is closed by default: callers authenticate as a client.
   app.get('/oauth/token_key', { config: json }, async (req) => {
     if (!gh.config.openTokenKey) {
-      await authenticateClient(gh.storage.clients, { authorization: req.headers.authorization, params: {} }, gh.clock.now());
+      await authenticateClient(gh.storage.clients, { authorization: req.headers.authorization, params: {}, address: req.ip, clientCertThumbprint: clientCert(req.raw) }, gh.clock.now());
     }
     return gh.keys.jwks();
   });
