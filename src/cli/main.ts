@@ -7,6 +7,7 @@ import { KeyRing } from '../core/oauth/keys.js';
 import { argon2Hasher } from '../infra/argon2.js';
 import { openStorage, UsernameTakenError } from '../store/index.js';
 import { startGatehouse } from '../server.js';
+import { WEBHOOK_USAGE, webhookCommands } from './webhook.js';
 import { BotInputError, createBot } from '../core/bot/manage.js';
 import { BotUsernameTakenError } from '../core/bot/ports.js';
 import { botStorage } from '../store/bot/index.js';
@@ -29,6 +30,7 @@ const USAGE = `usage: gatehouse <command> [options] [--json]
   client list
   keys rotate
   bot create --owner U --username X_bot --name N   a bot owned by user U; prints its token once
+${WEBHOOK_USAGE}
 
 Settings come from flags (--auth-port 0), then GATEHOUSE_* environment variables, then defaults.`;
 
@@ -177,6 +179,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   'client list': clientList,
   'keys rotate': keysRotate,
   'bot create': botCreate,
+  ...webhookCommands({ parse, configFrom, print, withStorage }),
 };
 
 export async function main(argv: string[]): Promise<number> {

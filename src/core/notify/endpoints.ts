@@ -73,7 +73,8 @@ export async function endpointOrThrow(events: EventStore, id: string): Promise<E
   return e;
 }
 
-export class NotFoundError extends Error {
+/** An unknown endpoint or message: 404 in the admin API, an error message from the CLI. */
+export class NotFoundError extends InputError {
   override name = 'NotFoundError';
 }
 

@@ -5,6 +5,8 @@ import type { Clock, Stores } from '../ports.js';
 import { formatScope } from '../scope.js';
 import type { OAuthConfig } from './config.js';
 import type { KeyRing } from './keys.js';
+import { rfc3339 } from '../notify/events.js';
+import { recordEvent, wouldRecord } from '../notify/record.js';
 import { certificateBinding } from './mtls.js';
 import { rfc3339 } from '../notify/events.js';
 import { recordEvent, wouldRecord } from '../notify/record.js';
