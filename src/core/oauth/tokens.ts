@@ -8,8 +8,6 @@ import type { KeyRing } from './keys.js';
 import { rfc3339 } from '../notify/events.js';
 import { recordEvent, wouldRecord } from '../notify/record.js';
 import { certificateBinding } from './mtls.js';
-import { rfc3339 } from '../notify/events.js';
-import { recordEvent, wouldRecord } from '../notify/record.js';
 
 /** Prefixes make leaked tokens recognisable to secret scanners. */
 export const OPAQUE_PREFIX = 'gh_at_';
