@@ -44,6 +44,21 @@ export function formParams(req: FastifyRequest): Params {
   return (req.body ?? {}) as Params;
 }
 
+function hasNul(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.includes('\0');
+  if (depth > 16 || v === null || typeof v !== 'object') return false;
+  return Object.entries(v).some(([k, x]) => k.includes('\0') || hasNul(x, depth + 1));
+}
+
+/**
+ * preHandler hook: no parameter of ours holds U+0000 and PostgreSQL text
+ * cannot store or compare one, so such a request would fail as a 500 deep in
+ * a query; it is `invalid_request` here instead.
+ */
+export async function rejectNulCharacters(req: FastifyRequest): Promise<void> {
+  if (hasNul(req.query) || hasNul(req.params) || hasNul(req.body)) throw invalidRequest('parameters must not contain NUL characters');
+}
+
 /** RFC 6749 §5.2 JSON error, with the Basic challenge where §5.2 asks for it. */
 export function sendOAuthError(reply: FastifyReply, err: OAuthError): FastifyReply {
   noStore(reply);

@@ -18,10 +18,13 @@ const toClient = (r: ClientsTable): Client => ({
   introspect: r.introspect === 1,
   domain: r.domain,
   tokenFormat: r.token_format as TokenFormat,
+  postLogoutRedirectUris: JSON.parse(r.post_logout_redirect_uris) as string[],
+  backchannelLogoutUri: r.backchannel_logout_uri,
   createdAt: r.created_at,
   ...(r.tls_cert_thumbprint ? { tlsCertThumbprint: r.tls_cert_thumbprint } : {}),
   ...(r.allowed_addresses ? { allowedAddresses: words(r.allowed_addresses) } : {}),
 });
+
 
 function toRow(c: Partial<Client>): Partial<ClientsTable> {
   const r: Partial<ClientsTable> = {};
@@ -38,22 +41,70 @@ function toRow(c: Partial<Client>): Partial<ClientsTable> {
   if (c.introspect !== undefined) r.introspect = flag(c.introspect);
   if (c.domain !== undefined) r.domain = c.domain;
   if (c.tokenFormat !== undefined) r.token_format = c.tokenFormat;
+  if (c.postLogoutRedirectUris !== undefined) r.post_logout_redirect_uris = JSON.stringify(c.postLogoutRedirectUris);
+  if (c.backchannelLogoutUri !== undefined) r.backchannel_logout_uri = c.backchannelLogoutUri;
+
   if (c.createdAt !== undefined) r.created_at = c.createdAt;
   if (c.tlsCertThumbprint !== undefined) r.tls_cert_thumbprint = c.tlsCertThumbprint;
   if (c.allowedAddresses !== undefined) r.allowed_addresses = c.allowedAddresses.length ? joinWords(c.allowedAddresses) : null;
   return r;
 }
 
+/**
+ * Every client update or delete made in this process bumps this, so a cached
+ * client read before it is never served again, whichever store instance
+ * (root or transaction, any database) made the change.
+ */
+let generation = 0;
+
+/** How long a client read stays cached. Other processes see a change this much later (see SqlClientStore). */
+export const CLIENT_CACHE_TTL_MS = 2_000;
+const CLIENT_CACHE_MAX = 10_000;
+
+const copy = (c: Client): Client => ({
+  ...c, redirectUris: [...c.redirectUris], grantTypes: [...c.grantTypes], scope: [...c.scope], postLogoutRedirectUris: [...c.postLogoutRedirectUris],
+});
+
+
 export class SqlClientStore implements ClientStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  /**
+   * Client authentication reads the client on every token and introspection
+   * request, so reads are cached briefly, outside transactions only (a
+   * transaction must see its own writes). A change made through any store in
+   * this process clears the cache at once. Another process sharing the
+   * database (a second node) sees a change after at most `cacheTtlMs`: there
+   * a deleted client keeps working, and a rotated secret's replacement is
+   * refused, for that long, and only if that node served the client within it.
+   * The same bound covers a change inside a PostgreSQL transaction racing a
+   * read before it commits. Unknown ids are never cached, so a client created
+   * elsewhere (the CLI) works at once.
+   */
+  private readonly cache = new Map<string, { client: Client; generation: number; expiresAt: number }>();
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly cacheTtlMs = CLIENT_CACHE_TTL_MS,
+  ) {}
 
   async create(client: Client): Promise<void> {
     await this.db.insertInto('clients').values(toRow(client) as ClientsTable).execute();
   }
 
   async get(id: string): Promise<Client | undefined> {
+    const useCache = this.cacheTtlMs > 0 && !this.db.isTransaction;
+    if (useCache) {
+      const hit = this.cache.get(id);
+      if (hit && hit.generation === generation && hit.expiresAt > performance.now()) return copy(hit.client);
+    }
+    const seen = generation;
     const r = await this.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
-    return r && toClient(r);
+    const client = r && toClient(r);
+    if (client && useCache) {
+      if (this.cache.size >= CLIENT_CACHE_MAX) this.cache.clear();
+      // `seen`, not the current generation: a change that landed while we read must not be masked.
+      this.cache.set(id, { client: copy(client), generation: seen, expiresAt: performance.now() + this.cacheTtlMs });
+    }
+    return client;
   }
 
   async list(): Promise<Client[]> {
@@ -61,12 +112,17 @@ export class SqlClientStore implements ClientStore {
   }
 
   async update(id: string, patch: Partial<Omit<Client, 'id' | 'createdAt'>>): Promise<boolean> {
+    generation++;
     const r = await this.db.updateTable('clients').set(toRow(patch)).where('id', '=', id).executeTakeFirst();
+    // Again after the write: a read that started before it may have cached the old row meanwhile.
+    generation++;
     return Number(r.numUpdatedRows) > 0;
   }
 
   async delete(id: string): Promise<boolean> {
+    generation++;
     const r = await this.db.deleteFrom('clients').where('id', '=', id).executeTakeFirst();
+    generation++;
     return Number(r.numDeletedRows) > 0;
   }
 }

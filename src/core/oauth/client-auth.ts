@@ -1,5 +1,5 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { OAuthError, invalidRequest } from '../errors.js';
-import { safeEqual, sha256 } from '../crypto.js';
 import type { Client } from '../model.js';
 import { isPublic } from '../model.js';
 import type { ClientStore } from '../ports.js';
@@ -45,18 +45,30 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
   if (i < 0) return undefined;
   try {
     const dec = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-    return { id: dec(decoded.slice(0, i)), secret: dec(decoded.slice(i + 1)) };
+    const creds = { id: dec(decoded.slice(0, i)), secret: dec(decoded.slice(i + 1)) };
+    // No client id or secret holds U+0000, and PostgreSQL text cannot: a lookup would fail.
+    return creds.id.includes('\0') || creds.secret.includes('\0') ? undefined : creds;
   } catch {
     return undefined;
   }
 }
 
+/**
+ * Constant-time check of a SHA-256 digest against a stored one (base64url, as
+ * `sha256()` writes it). Both are 32 bytes, so unlike `safeEqual` nothing
+ * needs hashing again to hide a length.
+ */
+function digestMatches(digest: Buffer, storedHash: string): boolean {
+  const stored = Buffer.from(storedHash, 'base64url');
+  return stored.length === digest.length && timingSafeEqual(digest, stored);
+}
+
 export function secretMatches(client: Client, secret: string, now: number): boolean {
-  const hash = sha256(secret);
-  if (client.secretHash && safeEqual(hash, client.secretHash)) return true;
+  const digest = createHash('sha256').update(secret).digest();
+  if (client.secretHash && digestMatches(digest, client.secretHash)) return true;
   return Boolean(
     client.previousSecretHash && client.previousSecretExpiresAt && client.previousSecretExpiresAt > now &&
-      safeEqual(hash, client.previousSecretHash),
+      digestMatches(digest, client.previousSecretHash),
   );
 }
 

@@ -1,5 +1,5 @@
-import { createHash, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { createDecoder, createSigner, createVerifier } from 'fast-jwt';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { createDecoder, createVerifier } from 'fast-jwt';
 import type { Clock, KeyStore } from '../ports.js';
 import type { SigningKey } from '../model.js';
 
@@ -24,7 +24,6 @@ export function generateSigningKey(now: number): SigningKey {
   };
 }
 
-type SignSync = (payload: Record<string, unknown>) => string;
 type VerifySync = (token: string) => Record<string, unknown>;
 
 interface LoadedKey {
@@ -34,6 +33,7 @@ interface LoadedKey {
 }
 
 const decodeComplete = createDecoder({ complete: true });
+const base64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 
 /**
  * The signing keys: one active key signs, retired keys stay published (and
@@ -43,7 +43,8 @@ const decodeComplete = createDecoder({ complete: true });
  */
 export class KeyRing {
   private keys = new Map<string, LoadedKey>();
-  private active: { kid: string; sign: Map<string, SignSync> } | undefined;
+  /** The signing key, parsed once, and its encoded JOSE header per `typ`. */
+  private active: { kid: string; privateKey: KeyObject; headers: Map<string, string> } | undefined;
   private loadedAt = 0;
   private reloading: Promise<void> | undefined;
 
@@ -83,8 +84,11 @@ export class KeyRing {
         }
         this.keys = next;
         const newestActive = rows.filter((k) => k.retiredAt === null).sort((a, b) => b.createdAt - a.createdAt)[0];
-        if (newestActive && newestActive.kid !== this.active?.kid) this.active = { kid: newestActive.kid, sign: new Map() };
-        else if (!newestActive) this.active = undefined;
+        if (newestActive && newestActive.kid !== this.active?.kid) {
+          this.active = { kid: newestActive.kid, privateKey: createPrivateKey(newestActive.privateKeyPem), headers: new Map() };
+        } else if (!newestActive) {
+          this.active = undefined;
+        }
         this.loadedAt = now;
       } finally {
         this.reloading = undefined;
@@ -98,18 +102,24 @@ export class KeyRing {
     if (this.clock.now() - this.loadedAt > this.reloadEveryMs) void this.reload().catch(() => {});
   }
 
-  /** Signs synchronously with node:crypto (via fast-jwt): several times faster than WebCrypto. */
+  /**
+   * Signs a JWS (RFC 7515 compact form) synchronously with node:crypto and a
+   * key parsed once: the token endpoint's hot path. ES256 signatures are R||S,
+   * not DER (RFC 7518 §3.4). A payload without `iat` gets the current time.
+   */
   sign(payload: Record<string, unknown>, typ: string): string {
     this.maybeReload();
     const active = this.active;
     if (!active) throw new Error('no active signing key');
-    let signer = active.sign.get(typ);
-    if (!signer) {
-      const loaded = this.keys.get(active.kid)!;
-      signer = createSigner({ key: loaded.key.privateKeyPem, algorithm: 'ES256', kid: active.kid, header: { alg: 'ES256', typ } }) as SignSync;
-      active.sign.set(typ, signer);
+    let header = active.headers.get(typ);
+    if (!header) {
+      header = base64url(JSON.stringify({ alg: 'ES256', typ, kid: active.kid }));
+      active.headers.set(typ, header);
     }
-    return signer(payload);
+    const claims = payload.iat === undefined ? { ...payload, iat: Math.floor(this.clock.now() / 1000) } : payload;
+    const input = `${header}.${base64url(JSON.stringify(claims))}`;
+    const signature = cryptoSign('sha256', Buffer.from(input), { key: active.privateKey, dsaEncoding: 'ieee-p1363' });
+    return `${input}.${signature.toString('base64url')}`;
   }
 
   get activeKid(): string | undefined {

@@ -33,6 +33,8 @@ export function hostUnderDomain(host: string, domain: string): boolean {
 export function redirectUriProblem(uri: string, domain: string | null): string | undefined {
   const u = parse(uri);
   if (!u) return `redirect URI is not an absolute URI: ${uri}`;
+  // The parser drops these silently, but the URI is used as registered in redirects.
+  if (/[\x00-\x20\x7f]/.test(uri)) return 'redirect URI must not contain spaces or control characters';
   if (uri.includes('#')) return 'redirect URI must not contain a fragment (RFC 6749 §3.1.2)';
   if (u.username || u.password) return 'redirect URI must not contain credentials';
   const custom = u.protocol !== 'http:' && u.protocol !== 'https:';
@@ -53,7 +55,9 @@ export function redirectUriProblem(uri: string, domain: string | null): string |
 export function redirectUriMatches(registered: readonly string[], requested: string): boolean {
   if (registered.includes(requested)) return true;
   const r = parse(requested);
-  if (!r || !isLoopback(r) || requested.includes('#')) return false;
+  // Compared as sent: the URL parser would drop whitespace and resolve `..`,
+  // letting variants through and raw control characters into the redirect.
+  if (!r || !isLoopback(r) || requested.includes('#') || r.href !== requested) return false;
   return registered.some((reg) => {
     const g = parse(reg);
     if (!g || !isLoopback(g)) return false;

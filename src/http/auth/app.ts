@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import cookie from '@fastify/cookie';
 import type { Gatehouse } from '../../gatehouse.js';
-import { handleError, sendErrorPage, sendOAuthError } from '../common.js';
+import { handleError, rejectNulCharacters, sendErrorPage, sendOAuthError } from '../common.js';
 import { OAuthError } from '../../core/errors.js';
 import { adminRoutes } from './admin-routes.js';
 import { authorizeRoutes } from './authorize-routes.js';
@@ -20,10 +20,15 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger)
     trustProxy: gh.config.trustProxy,
     ...httpsOptions(gh.config),
     bodyLimit: 64 * 1024,
+    // A path the router cannot decode (`/%ZZ`) or an over-long path parameter: an RFC-shaped 400, not fastify's own body.
+    frameworkErrors: (_err, _req, reply) => {
+      sendOAuthError(reply, new OAuthError('invalid_request', 'malformed request path', 400));
+    },
   });
   await app.register(formbody);
   await app.register(cookie);
   app.setErrorHandler(handleError);
+  app.addHook('preHandler', rejectNulCharacters);
   app.setNotFoundHandler((req, reply) => {
     if (req.headers.accept?.includes('text/html')) return sendErrorPage(reply, 404, 'Not found', 'There is no page at this address.');
     return sendOAuthError(reply, new OAuthError('invalid_request', 'not found', 404));

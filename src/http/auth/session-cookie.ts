@@ -37,7 +37,9 @@ export function safeReturnTo(gh: Gatehouse, value: unknown): string {
   try {
     const base = new URL(gh.oauth.issuer);
     const u = new URL(value, base);
-    return u.origin === base.origin ? `${u.pathname}${u.search}` : '/';
+    const path = `${u.pathname}${u.search}`;
+    // Dot segments can collapse into a network-path reference: `/.//evil.example` parses to `//evil.example`.
+    return u.origin === base.origin && !path.startsWith('//') ? path : '/';
   } catch {
     return '/';
   }

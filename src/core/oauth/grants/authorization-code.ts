@@ -1,6 +1,8 @@
 import { invalidGrant, invalidRequest } from '../../errors.js';
 import { s256, safeEqual, sha256 } from '../../crypto.js';
 import { required, single } from '../../params.js';
+import type { AuthorizationCode } from '../../model.js';
+import type { Storage } from '../../ports.js';
 import { recordEvent } from '../../notify/record.js';
 import { mayRefresh, type Grant } from './grant.js';
 
@@ -24,7 +26,7 @@ export const authorizationCodeGrant: Grant = {
     const c = consumed.code;
     if (consumed.replay) {
       // RFC 6749 §4.1.2: a code used twice revokes what was issued from it.
-      await storage.tokens.revokeFamily(c.familyId, now);
+      await revokeIssuedFrom(storage, c, now);
       // After the (idempotent) revocation, so a replay is never reported without it.
       await recordEvent(storage, 'authorization_code.reuse_detected', { client_id: c.clientId, user_id: c.userId, family_id: c.familyId }, now);
       throw invalidGrant('authorization code already used');
@@ -41,9 +43,36 @@ export const authorizationCodeGrant: Grant = {
       throw invalidGrant('code_verifier sent but the authorization request had no code_challenge');
     }
 
-    return storage.transaction(async (tx) => {
-      await tx.tokens.createFamily({ id: c.familyId, clientId: client.id, userId: c.userId, scope: c.scope, createdAt: now, revokedAt: null });
+    // A concurrent replay may have written the family already, revoked (see
+    // revokeIssuedFrom): the tokens are then born revoked, as they would be had
+    // the replay come a moment later. If it wrote it between our read and our
+    // insert, the insert fails and the second try finds it.
+    const issue = () => storage.transaction(async (tx) => {
+      if (!(await tx.tokens.getFamily(c.familyId))) {
+        await tx.tokens.createFamily({ id: c.familyId, clientId: client.id, userId: c.userId, scope: c.scope, createdAt: now, revokedAt: null });
+      }
       return issuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId }, mayRefresh(client));
     });
+    try {
+      return await issue();
+    } catch (e) {
+      if (!(await storage.tokens.getFamily(c.familyId))) throw e;
+      return issue();
+    }
   },
 };
+
+/**
+ * The first redemption may still be in flight and not have created the token
+ * family yet, and revoking rows that do not exist yet would be lost. So the
+ * family is written first, already revoked; when it exists, it is revoked
+ * with every token it holds.
+ */
+async function revokeIssuedFrom(storage: Storage, c: AuthorizationCode, now: number): Promise<void> {
+  try {
+    await storage.tokens.createFamily({ id: c.familyId, clientId: c.clientId, userId: c.userId, scope: c.scope, createdAt: now, revokedAt: now });
+  } catch {
+    // Already there (tokens issued or being issued): revoked below.
+  }
+  await storage.tokens.revokeFamily(c.familyId, now);
+}

@@ -15,6 +15,8 @@ export const passwordGrant: Grant = {
     const username = required(params, 'username');
     const password = required(params, 'password');
     const scope = resolveScope(single(params, 'scope'), client.scope);
+    // The login form's bounds: a longer value names no account, and would not fit the rate-limit key index.
+    if (username.length > 256 || password.length > 1024) throw invalidGrant('invalid resource owner credentials');
     const outcome = await login.attempt(username, password, address);
     if (!outcome.ok) {
       throw invalidGrant(outcome.reason === 'locked' ? 'too many failed attempts; try again later' : 'invalid resource owner credentials');
