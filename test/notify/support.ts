@@ -34,6 +34,8 @@ export class Receiver {
    * the library's own `sign` for the sent timestamp and compared.
    */
   checkTimestamp = true;
+  /** Holds every answer this long (so deliveries are in flight when a test kills the sender). */
+  delayMs = 0;
   private server!: Server;
   private waiters: (() => void)[] = [];
   url = '';
@@ -91,8 +93,12 @@ export class Receiver {
         const key = `${path} ${r.id}`;
         if (!this.unique.has(key)) this.unique.set(key, r);
       }
-      res.writeHead(a.status, a.headers ?? {}).end(a.body ?? 'ok');
-      for (const w of this.waiters.splice(0)) w();
+      const reply = () => {
+        res.writeHead(a.status, a.headers ?? {}).end(a.body ?? 'ok');
+        for (const w of this.waiters.splice(0)) w();
+      };
+      if (this.delayMs) setTimeout(reply, this.delayMs);
+      else reply();
     });
   }
 
