@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock, UserStore } from '../ports.js';
 import { BotUsernameTakenError, type BotRecord, type BotStorage } from './ports.js';
 import { hashBotToken, newAccountId, newBotToken } from './token.js';
+import { recordEvent } from '../notify/record.js';
 
 /** Bot management shared by BotFather and `gatehouse bot create`. */
 
@@ -44,7 +45,10 @@ export async function createBot(storage: BotStorage, clock: Clock, input: { owne
     }
     const token = newBotToken(id);
     const record = { id, username: input.username, name: input.name.trim(), ownerUserId: input.ownerUserId, tokenHash: hashBotToken(token), createdAt: clock.now() };
-    await storage.bots.create(record);
+    await storage.transaction(async (tx) => {
+      await tx.bots.create(record);
+      await recordEvent(tx, 'bot.created', { bot_id: id, username: record.username, owner_user_id: record.ownerUserId }, record.createdAt);
+    });
     return { bot: { ...record, webhook: null, allowedUpdates: null, lastErrorDate: null, lastErrorMessage: null }, token };
   }
 }

@@ -1,4 +1,5 @@
 import type { MessageEntity, Update } from '@grammyjs/types';
+import type { Recorder } from '../notify/record.js';
 
 /**
  * Storage ports of the chat-bot interface. Each SQL adapter (SQLite,
@@ -156,6 +157,8 @@ export interface BotStores {
   people: PersonStore;
   chats: ChatStore;
   updates: UpdateStore;
+  /** The outbox (bot.created commits with the bot). */
+  events: Recorder;
 }
 
 export interface BotStorage extends BotStores {

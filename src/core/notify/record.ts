@@ -1,17 +1,20 @@
-import type { Stores } from '../ports.js';
 import { EVENT_CATALOGUE, newEvent, type EventPayloads, type EventType } from './events.js';
+import type { EventStore } from './ports.js';
+
+/** What recording needs of the outbox (any transaction's `events`). */
+export type Recorder = Pick<EventStore, 'append' | 'subscribed'>;
 
 /**
  * Records an event through `stores`: pass the transaction's stores so the
  * event commits or rolls back with the change that caused it. Gated kinds
  * (`token.issued`) cost one in-memory lookup when nobody subscribes.
  */
-export async function recordEvent<T extends EventType>(stores: Pick<Stores, 'events'>, type: T, data: EventPayloads[T], now: number): Promise<void> {
+export async function recordEvent<T extends EventType>(stores: { events: Recorder }, type: T, data: EventPayloads[T], now: number): Promise<void> {
   if (EVENT_CATALOGUE[type].gated && !stores.events.subscribed(type)) return;
   await stores.events.append(newEvent(type, data, now));
 }
 
 /** Whether recording `type` would write anything (lets a caller skip opening a transaction). */
-export function wouldRecord(stores: Pick<Stores, 'events'>, type: EventType): boolean {
+export function wouldRecord(stores: { events: Recorder }, type: EventType): boolean {
   return !EVENT_CATALOGUE[type].gated || stores.events.subscribed(type);
 }

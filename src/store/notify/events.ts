@@ -13,7 +13,7 @@ export class SqlEventStore implements EventStore {
   readonly deliveries: DeliveryStore;
 
   /** `scope` is set for the stores of one transaction: the wake-up waits for its commit. */
-  constructor(private readonly db: Kysely<DB>, private readonly shared: NotifyShared, private readonly scope?: TxScope) {
+  constructor(private readonly db: Kysely<DB>, readonly shared: NotifyShared, private readonly scope?: TxScope) {
     this.endpoints = new SqlEndpointStore(db, shared, scope);
     this.deliveries = new SqlDeliveryStore(db, shared, scope);
   }
@@ -55,4 +55,14 @@ export class SqlEventStore implements EventStore {
       .executeTakeFirst());
     return n;
   }
+}
+
+/**
+ * The outbox on a transaction of the same database opened elsewhere (the
+ * chat-bot stores'), so a change there commits with its event. The worker
+ * finds those events on its next sweep.
+ */
+export function eventStoreOn(events: EventStore, db: Kysely<DB>): EventStore {
+  if (!(events instanceof SqlEventStore)) throw new Error('the outbox needs the SQL storage');
+  return new SqlEventStore(db, events.shared, db.isTransaction ? { appended: false, endpointsChanged: false } : undefined);
 }
