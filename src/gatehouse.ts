@@ -8,6 +8,8 @@ import { TokenEndpoint } from './core/oauth/token-endpoint.js';
 import { TokenIssuer } from './core/oauth/tokens.js';
 import { systemClock, type Clock, type PasswordHasher, type Storage } from './core/ports.js';
 import { SessionManager } from './core/sessions.js';
+import { IdTokenIssuer } from './core/oidc/id-token.js';
+import { SingleSignOn } from './core/oidc/sso.js';
 import { argon2Hasher } from './infra/argon2.js';
 import { openStorage } from './store/index.js';
 import { connectRedis, withRedis } from './store/redis/index.js';
@@ -26,6 +28,10 @@ export interface Gatehouse {
   inspector: TokenInspector;
   sessions: SessionManager;
   login: LoginGuard;
+  /** OpenID Connect ID tokens (src/core/oidc). */
+  idTokens: IdTokenIssuer;
+  /** Single sign-on sessions and single logout (src/core/oidc/sso.ts). */
+  sso: SingleSignOn;
   close(): Promise<void>;
 }
 
@@ -51,7 +57,9 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   await keys.init();
   const issuer = new TokenIssuer(oauth, keys, clock);
   const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events);
-  const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, issuer, login });
+  const idTokens = new IdTokenIssuer(oauth, keys, clock);
+  const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, issuer, login, idTokens });
+  const sessions = new SessionManager(storage.sessions, clock, config.sessionTtl * 1000);
   return {
     config,
     oauth,
@@ -63,8 +71,10 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     tokenEndpoint,
     authorization: new AuthorizationEndpoint({ storage, config: oauth, clock, issuer }),
     inspector: new TokenInspector({ stores: storage, keys, config: oauth, clock }),
-    sessions: new SessionManager(storage.sessions, clock, config.sessionTtl * 1000),
+    sessions,
     login,
+    idTokens,
+    sso: new SingleSignOn({ storage, sessions, keys, config: oauth, clock }),
     close: () => storage.close(),
   };
 }

@@ -26,6 +26,7 @@ const USAGE = `usage: gatehouse <command> [options] [--json]
   user create --username U --email E --password-stdin [--name N]
   client create --name N --redirect-uri U [--redirect-uri U2 …] [--grant-types a,b] [--scope "s1 s2"]
                 [--public] [--auth-method M] [--trusted] [--introspect] [--domain D] [--token-format jwt|opaque]
+                [--post-logout-redirect-uri U …] [--backchannel-logout-uri U]
                 [--tls-client-certificate FILE] [--allowed-addresses CIDR,…]
   client list
   keys rotate
@@ -114,6 +115,7 @@ async function clientCreate(args: string[]): Promise<void> {
     name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, 'grant-types': { type: 'string' },
     scope: { type: 'string' }, public: { type: 'boolean' }, 'auth-method': { type: 'string' }, trusted: { type: 'boolean' },
     introspect: { type: 'boolean' }, domain: { type: 'string' }, 'token-format': { type: 'string' },
+    'post-logout-redirect-uri': { type: 'string', multiple: true }, 'backchannel-logout-uri': { type: 'string' },
     'tls-client-certificate': { type: 'string' }, 'allowed-addresses': { type: 'string' },
   });
   const config = configFrom(values);
@@ -128,12 +130,17 @@ async function clientCreate(args: string[]): Promise<void> {
     introspect: Boolean(values.introspect),
     domain: (values.domain as string | undefined) ?? null,
     tokenFormat: values['token-format'] as string | undefined,
+    // OpenID Connect RP-initiated logout and back-channel logout.
+    postLogoutRedirectUris: values['post-logout-redirect-uri'] as string[] | undefined,
+    backchannelLogoutUri: values['backchannel-logout-uri'] as string | undefined,
     tlsClientCertificate: readCertificateFile(values['tls-client-certificate'] as string | undefined),
     allowedAddresses: (values['allowed-addresses'] as string | undefined)?.split(','),
   }));
   const d = describeClient(client, secret);
   const out = { client_id: d.client_id, ...(secret ? { client_secret: secret } : {}), redirect_uris: d.redirect_uris, grant_types: d.grant_types, scope: d.scope,
     token_endpoint_auth_method: d.token_endpoint_auth_method, token_format: d.token_format,
+    ...(client.postLogoutRedirectUris.length ? { post_logout_redirect_uris: client.postLogoutRedirectUris } : {}),
+    ...(client.backchannelLogoutUri ? { backchannel_logout_uri: client.backchannelLogoutUri } : {}),
     ...(client.tlsCertThumbprint ? { tls_client_certificate_thumbprint: client.tlsCertThumbprint } : {}),
     ...(client.allowedAddresses?.length ? { allowed_addresses: client.allowedAddresses } : {}) };
   print(Boolean(values.json), out, `client_id: ${client.id}${secret ? `\nclient_secret: ${secret}\n(the secret is shown once; only its hash is stored)` : ''}`);

@@ -28,6 +28,10 @@ export interface ClientInput {
   tlsClientCertificate?: string;
   tlsClientCertificateThumbprint?: string;
   allowedAddresses?: string[];
+  /** OpenID Connect RP-initiated logout: exact URIs the end-session endpoint may return to. */
+  postLogoutRedirectUris?: string[];
+  /** OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed. */
+  backchannelLogoutUri?: string | null;
 }
 
 export interface CreatedClient {
@@ -68,6 +72,17 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
   if (grantTypes.some((g) => REDIRECTING.includes(g)) && redirectUris.length === 0) {
     throw new InputError('at least one redirect URI is required for the authorization_code and implicit grants');
   }
+  const postLogoutRedirectUris = [...new Set(input.postLogoutRedirectUris ?? [])];
+  for (const uri of postLogoutRedirectUris) {
+    const problem = redirectUriProblem(uri, domain);
+    if (problem) throw new InputError(`post-logout ${problem}`);
+  }
+  const backchannelLogoutUri = input.backchannelLogoutUri?.trim() || null;
+  if (backchannelLogoutUri) {
+    // Back-Channel Logout 1.0 §2.2: an absolute URI without a fragment; the server POSTs to it, so http(s) only.
+    const problem = redirectUriProblem(backchannelLogoutUri, domain);
+    if (problem || !/^https?:/i.test(backchannelLogoutUri)) throw new InputError(`back-channel logout URI: ${problem ?? 'must be an http(s) URI'}`);
+  }
   let scope: string[];
   try {
     scope = parseScope(input.scope ?? 'user');
@@ -91,6 +106,8 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
     domain,
     tokenFormat,
     ...access,
+    postLogoutRedirectUris,
+    backchannelLogoutUri,
     createdAt: clock.now(),
   };
   await storage.transaction(async (tx) => {
@@ -133,6 +150,8 @@ export function describeClient(c: Client, secret?: string): Record<string, unkno
     token_format: c.tokenFormat,
     ...(c.tlsCertThumbprint ? { tls_client_certificate_thumbprint: c.tlsCertThumbprint } : {}),
     ...(c.allowedAddresses?.length ? { allowed_addresses: c.allowedAddresses } : {}),
+    post_logout_redirect_uris: c.postLogoutRedirectUris,
+    backchannel_logout_uri: c.backchannelLogoutUri,
   };
 }
 

@@ -18,7 +18,11 @@ export type OAuthErrorCode =
   | 'unsupported_token_type'
   | 'invalid_token'
   | 'insufficient_scope'
-  | 'slow_down';
+  | 'slow_down'
+  // OpenID Connect Core §3.1.2.6, answered by redirect when prompt=none cannot be honoured.
+  | 'login_required'
+  | 'consent_required'
+  | 'interaction_required';
 
 const defaultStatus: Record<OAuthErrorCode, number> = {
   invalid_request: 400,
@@ -35,6 +39,9 @@ const defaultStatus: Record<OAuthErrorCode, number> = {
   invalid_token: 401,
   insufficient_scope: 403,
   slow_down: 429,
+  login_required: 400,
+  consent_required: 400,
+  interaction_required: 400,
 };
 
 export class OAuthError extends Error {

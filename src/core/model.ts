@@ -35,6 +35,10 @@ export interface Client {
   tlsCertThumbprint?: string;
   /** Addresses (CIDR blocks) the client may call from; absent or empty: anywhere (spec §5.1). */
   allowedAddresses?: string[];
+  /** OpenID Connect RP-initiated logout: where the end-session endpoint may send the browser back (exact match). */
+  postLogoutRedirectUris: string[];
+  /** OpenID Connect Back-Channel Logout 1.0: where logout tokens are POSTed; null when the client takes none. */
+  backchannelLogoutUri: string | null;
   createdAt: number;
 }
 
@@ -128,4 +132,12 @@ export interface Session {
   authTime: number;
   createdAt: number;
   expiresAt: number;
+  /**
+   * The session's public identifier (OpenID Connect `sid`): safe to show to
+   * applications and on the account page, unlike the cookie. It survives a
+   * re-authentication of the same person, so applications keep matching it.
+   */
+  sid?: string;
+  /** The browser that signed in, as it named itself (shown on the account page). */
+  userAgent?: string | null;
 }

@@ -1,6 +1,7 @@
 import type {
   AuthorizationCode, Client, Consent, OpaqueAccessToken, RefreshToken, Session, SigningKey, TokenFamily, User,
 } from './model.js';
+import type { SignInStore } from './oidc/ports.js';
 import type { EventStore } from './notify/ports.js';
 
 /**
@@ -59,6 +60,9 @@ export interface TokenStore {
 
   /** Deletes rows that can no longer matter; returns how many. */
   purgeExpired(now: number): Promise<number>;
+
+  /** Ids of the unrevoked token families of one user with one client (the account page's "remove access"). */
+  activeFamilies(userId: string, clientId: string): Promise<string[]>;
 }
 
 export interface ConsentStore {
@@ -82,6 +86,8 @@ export interface SessionStore {
   get(idHash: string, now: number): Promise<Session | undefined>;
   delete(idHash: string): Promise<void>;
   deleteForUser(userId: string): Promise<number>;
+  /** The user's unexpired sessions, newest first (the account page). */
+  listForUser(userId: string, now: number): Promise<Session[]>;
 }
 
 export interface RateLimitStore {
@@ -100,6 +106,8 @@ export interface Stores {
   keys: KeyStore;
   sessions: SessionStore;
   rateLimits: RateLimitStore;
+  /** Which applications each session signed in to (single sign-on, single logout). */
+  signIns: SignInStore;
   /** The outbox (src/core/notify/ports.ts): append events in the transaction of the change that causes them. */
   events: EventStore;
 }

@@ -15,11 +15,18 @@ export class SessionManager {
     readonly ttlMs: number,
   ) {}
 
-  /** A fresh identifier on every sign-in, so a planted cookie is never promoted (session fixation). */
-  async create(userId: string): Promise<{ id: string; session: Session }> {
+  /**
+   * A fresh identifier on every sign-in, so a planted cookie is never promoted
+   * (session fixation). `sid` carries the public session id over when the same
+   * person signs in again (src/core/oidc/sso.ts); otherwise a new one is drawn.
+   */
+  async create(userId: string, opts: { sid?: string; userAgent?: string | null } = {}): Promise<{ id: string; session: Session }> {
     const id = randomToken();
     const now = this.clock.now();
-    const session: Session = { idHash: sha256(id), userId, authTime: now, createdAt: now, expiresAt: now + this.ttlMs };
+    const session: Session = {
+      idHash: sha256(id), userId, authTime: now, createdAt: now, expiresAt: now + this.ttlMs,
+      sid: opts.sid ?? randomToken(16), userAgent: opts.userAgent?.slice(0, 256) ?? null,
+    };
     await this.store.create(session);
     return { id, session };
   }

@@ -18,6 +18,8 @@ const toClient = (r: ClientsTable): Client => ({
   introspect: r.introspect === 1,
   domain: r.domain,
   tokenFormat: r.token_format as TokenFormat,
+  postLogoutRedirectUris: JSON.parse(r.post_logout_redirect_uris) as string[],
+  backchannelLogoutUri: r.backchannel_logout_uri,
   createdAt: r.created_at,
   ...(r.tls_cert_thumbprint ? { tlsCertThumbprint: r.tls_cert_thumbprint } : {}),
   ...(r.allowed_addresses ? { allowedAddresses: words(r.allowed_addresses) } : {}),
@@ -38,7 +40,8 @@ function toRow(c: Partial<Client>): Partial<ClientsTable> {
   if (c.introspect !== undefined) r.introspect = flag(c.introspect);
   if (c.domain !== undefined) r.domain = c.domain;
   if (c.tokenFormat !== undefined) r.token_format = c.tokenFormat;
-
+  if (c.postLogoutRedirectUris !== undefined) r.post_logout_redirect_uris = JSON.stringify(c.postLogoutRedirectUris);
+  if (c.backchannelLogoutUri !== undefined) r.backchannel_logout_uri = c.backchannelLogoutUri;
   if (c.createdAt !== undefined) r.created_at = c.createdAt;
   if (c.tlsCertThumbprint !== undefined) r.tls_cert_thumbprint = c.tlsCertThumbprint;
   if (c.allowedAddresses !== undefined) r.allowed_addresses = c.allowedAddresses.length ? joinWords(c.allowedAddresses) : null;
@@ -56,7 +59,9 @@ let generation = 0;
 export const CLIENT_CACHE_TTL_MS = 2_000;
 const CLIENT_CACHE_MAX = 10_000;
 
-const copy = (c: Client): Client => ({ ...c, redirectUris: [...c.redirectUris], grantTypes: [...c.grantTypes], scope: [...c.scope] });
+const copy = (c: Client): Client => ({
+  ...c, redirectUris: [...c.redirectUris], grantTypes: [...c.grantTypes], scope: [...c.scope], postLogoutRedirectUris: [...c.postLogoutRedirectUris],
+});
 
 export class SqlClientStore implements ClientStore {
   /**

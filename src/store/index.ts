@@ -9,6 +9,7 @@ import { migrateToLatest } from './migrations.js';
 import { SqlRateLimitStore } from './rate-limits.js';
 import type { DB } from './schema.js';
 import { SqlSessionStore } from './sessions.js';
+import { SqlSignInStore } from './oidc/sign-ins.js';
 import { SqlTokenStore } from './tokens.js';
 import { SqlUserStore } from './users.js';
 import { SqlEventStore } from './notify/events.js';
@@ -24,6 +25,7 @@ function storesOn(db: Kysely<DB>, notify: NotifyShared, scope?: TxScope): Stores
     keys: new SqlKeyStore(db),
     sessions: new SqlSessionStore(db),
     rateLimits: new SqlRateLimitStore(db),
+    signIns: new SqlSignInStore(db),
     events: new SqlEventStore(db, notify, scope),
   };
 }

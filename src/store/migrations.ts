@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 import { botMigration } from './bot/migration.js';
 import { notifyMigration } from './notify/migration.js';
+import { oidcMigration } from './oidc/migration.js';
 import { federationMigration } from './federation/migration.js';
 
 /**
@@ -135,6 +136,7 @@ const migrations: Record<string, Migration> = {
   },
   '0002_bot': botMigration,
   '0003_notify': notifyMigration,
+  '0004_oidc': oidcMigration,
   '0005_federation': federationMigration,
 };
 

@@ -293,3 +293,28 @@ export interface DB {
   external_identities: ExternalIdentitiesTable;
   federation_flows: FederationFlowsTable;
 }
+
+/* OpenID Connect and single sign-on (migration 0004_oidc); merged into DB below. */
+export interface ClientsTable {
+  post_logout_redirect_uris: string; // JSON array
+  backchannel_logout_uri: string | null;
+}
+
+export interface SessionsTable {
+  sid: string | null;
+  user_agent: string | null;
+}
+
+export interface SsoSignInsTable {
+  family_id: string;
+  sid: string;
+  client_id: string;
+  user_id: string;
+  auth_time: number;
+  created_at: number;
+  ended_at: number | null;
+}
+
+export interface DB {
+  sso_sign_ins: SsoSignInsTable;
+}

@@ -1,7 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Session } from '../core/model.js';
 import type { SessionStore } from '../core/ports.js';
-import type { DB } from './schema.js';
+import type { DB, SessionsTable } from './schema.js';
+
+const toSession = (r: SessionsTable): Session => ({
+  idHash: r.id_hash, userId: r.user_id, authTime: r.auth_time, createdAt: r.created_at, expiresAt: r.expires_at,
+  // Sessions from before 0004_oidc have neither.
+  ...(r.sid !== null ? { sid: r.sid } : {}),
+  ...(r.user_agent !== null ? { userAgent: r.user_agent } : {}),
+});
 
 export class SqlSessionStore implements SessionStore {
   constructor(private readonly db: Kysely<DB>) {}
@@ -9,12 +16,19 @@ export class SqlSessionStore implements SessionStore {
   async create(s: Session): Promise<void> {
     await this.db.insertInto('sessions').values({
       id_hash: s.idHash, user_id: s.userId, auth_time: s.authTime, created_at: s.createdAt, expires_at: s.expiresAt,
+      sid: s.sid ?? null, user_agent: s.userAgent ?? null,
     }).execute();
   }
 
   async get(idHash: string, now: number): Promise<Session | undefined> {
     const r = await this.db.selectFrom('sessions').selectAll().where('id_hash', '=', idHash).where('expires_at', '>', now).executeTakeFirst();
-    return r && { idHash: r.id_hash, userId: r.user_id, authTime: r.auth_time, createdAt: r.created_at, expiresAt: r.expires_at };
+    return r && toSession(r);
+  }
+
+  async listForUser(userId: string, now: number): Promise<Session[]> {
+    const rows = await this.db.selectFrom('sessions').selectAll().where('user_id', '=', userId).where('expires_at', '>', now)
+      .orderBy('created_at', 'desc').execute();
+    return rows.map(toSession);
   }
 
   async delete(idHash: string): Promise<void> {

@@ -35,6 +35,12 @@ export class SqlTokenStore implements TokenStore {
     await this.db.updateTable('access_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('revoked_at', 'is', null).execute();
   }
 
+  async activeFamilies(userId: string, clientId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('token_families').select('id')
+      .where('user_id', '=', userId).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
+    return rows.map((r) => r.id);
+  }
+
   async saveRefresh(t: RefreshToken): Promise<void> {
     await this.db.insertInto('refresh_tokens').values({
       token_hash: t.tokenHash, family_id: t.familyId, client_id: t.clientId, user_id: t.userId, scope: joinWords(t.scope),

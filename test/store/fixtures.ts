@@ -49,7 +49,7 @@ export const aClient = (over: Partial<Client> = {}): Client => ({
   id: id(), name: 'App', secretHash: hashOf('secret'), previousSecretHash: null, previousSecretExpiresAt: null,
   redirectUris: ['https://app.example.test/callback'], grantTypes: ['authorization_code', 'refresh_token'],
   scope: ['user', 'read'], authMethod: 'client_secret_basic', trusted: false, introspect: false, domain: null,
-  tokenFormat: 'jwt', createdAt: T, ...over,
+  tokenFormat: 'jwt', postLogoutRedirectUris: [], backchannelLogoutUri: null, createdAt: T, ...over,
 });
 
 export const aUser = (over: Partial<User> = {}): User => ({

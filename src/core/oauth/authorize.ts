@@ -10,6 +10,7 @@ import { recordEvent } from '../notify/record.js';
 import type { OAuthConfig } from './config.js';
 import { redirectUriMatches } from './redirect-uri.js';
 import type { TokenIssuer } from './tokens.js';
+import { parseAuthenticationParams, type AuthenticationParams } from '../oidc/prompt.js';
 
 export interface AuthorizationRequest {
   client: Client;
@@ -22,6 +23,15 @@ export interface AuthorizationRequest {
   state: string | undefined;
   codeChallenge: string | undefined;
   nonce: string | undefined;
+  /** OpenID Connect `prompt` and `max_age` (src/core/oidc/prompt.ts). */
+  authentication: AuthenticationParams;
+}
+
+/** The person approving: `sid` names their session (OpenID Connect), when they have one. */
+export interface SignedInUser {
+  id: string;
+  authTime: number;
+  sid?: string;
 }
 
 export interface ErrorRedirect {
@@ -101,6 +111,7 @@ export class AuthorizationEndpoint {
       if (!client.grantTypes.includes(grant)) throw new OAuthError('unauthorized_client', `client is not allowed response_type=${responseType}`);
       const scope = resolveScope(single(params, 'scope'), client.scope);
       const nonce = single(params, 'nonce');
+      const authentication = parseAuthenticationParams(params);
       let codeChallenge: string | undefined;
       if (responseType === 'code') {
         codeChallenge = single(params, 'code_challenge');
@@ -115,7 +126,7 @@ export class AuthorizationEndpoint {
           throw invalidRequest('PKCE (code_challenge with S256) is required for public clients');
         }
       }
-      return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce };
+      return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce, authentication };
     } catch (e) {
       if (e instanceof OAuthError) throw new AuthorizeError(e, { redirectUri, mode, state });
       throw e;
@@ -134,7 +145,7 @@ export class AuthorizationEndpoint {
    * scopes for a client that asks for consent) and answer with a code or
    * (implicit) a token, in one transaction.
    */
-  async approve(req: AuthorizationRequest, user: { id: string; authTime: number }): Promise<string> {
+  async approve(req: AuthorizationRequest, user: SignedInUser): Promise<string> {
     const { storage, clock } = this.deps;
     const now = clock.now();
     const before = req.client.trusted ? undefined : await storage.consents.get(user.id, req.client.id);
@@ -146,17 +157,22 @@ export class AuthorizationEndpoint {
     });
   }
 
-  private async respond(storage: Stores, req: AuthorizationRequest, user: { id: string; authTime: number }, now: number): Promise<string> {
+  private async respond(storage: Stores, req: AuthorizationRequest, user: SignedInUser, now: number): Promise<string> {
     const { config, issuer } = this.deps;
     const mode = req.responseType === 'code' ? 'query' : 'fragment';
     if (req.responseType === 'code') {
       const code = randomToken();
+      const familyId = randomUUID();
       await storage.codes.save({
         codeHash: sha256(code), clientId: req.client.id, userId: user.id, redirectUri: req.redirectUriParam,
         scope: req.scope, codeChallenge: req.codeChallenge ?? null, codeChallengeMethod: req.codeChallenge ? 'S256' : null,
-        nonce: req.nonce ?? null, familyId: randomUUID(), authTime: user.authTime, createdAt: now,
+        nonce: req.nonce ?? null, familyId, authTime: user.authTime, createdAt: now,
         expiresAt: now + config.codeTtl * 1000, consumedAt: null,
       });
+      // Single sign-on: remember which session signed in to this client, for single logout and ID tokens (src/core/oidc/sso.ts).
+      if (user.sid) {
+        await storage.signIns.record({ familyId, sid: user.sid, clientId: req.client.id, userId: user.id, authTime: user.authTime, createdAt: now, endedAt: null });
+      }
       // RFC 9207: iss in the response defends against mix-up attacks.
       return buildRedirect(req.redirectUri, mode, { code, state: req.state, iss: config.issuer });
     }

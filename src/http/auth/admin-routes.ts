@@ -43,6 +43,9 @@ export function clientInputFrom(b: Record<string, unknown>): ClientInput {
     introspect: flagOf('introspect'),
     domain: opt('domain'),
     tokenFormat: opt('token_format'),
+    // OpenID Connect RP-Initiated Logout 1.0 §3.1 and Back-Channel Logout 1.0 §2.2 registration names.
+    postLogoutRedirectUris: strings(b.post_logout_redirect_uris, 'post_logout_redirect_uris'),
+    backchannelLogoutUri: opt('backchannel_logout_uri'),
     // RFC 8705 (PEM certificate or its x5t#S256) and the address allow-list (spec §5.1).
     tlsClientCertificate: opt('tls_client_certificate'),
     tlsClientCertificateThumbprint: opt('tls_client_certificate_thumbprint'),

@@ -8,6 +8,8 @@ import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { consentPage } from '../pages/pages.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { currentSession } from './session-cookie.js';
+import { afterReauthentication, authorizationStep } from '../../core/oidc/prompt.js';
+import { sessionSid } from '../../core/oidc/sso.js';
 
 const CONSENT = 'consent';
 
@@ -60,9 +62,14 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
       return fail(reply, e, 302);
     }
     const current = await currentSession(gh, req);
-    if (!current) return loginRedirect(reply, req.url, 302);
-    const user = { id: current.user.id, authTime: current.session.authTime };
-    if (!(await gh.authorization.needsConsent(ar, user.id))) return reply.redirect(await gh.authorization.approve(ar, user), 302);
+    // OpenID Connect prompt and max_age decide between signing in, consent and answering at once (src/core/oidc/prompt.ts).
+    const step = await authorizationStep(ar.authentication, current?.session, gh.clock.now(), () => gh.authorization.needsConsent(ar, current!.user.id));
+    if (step.next === 'error') {
+      return reply.redirect(gh.authorization.errorRedirect(step.error, { redirectUri: ar.redirectUri, mode: ar.responseType === 'code' ? 'query' : 'fragment', state: ar.state }), 302);
+    }
+    if (step.next === 'login' || !current) return loginRedirect(reply, afterReauthentication(req.url), 302);
+    const user = { id: current.user.id, authTime: current.session.authTime, sid: sessionSid(current.session) };
+    if (step.next === 'approve') return reply.redirect(await gh.authorization.approve(ar, user), 302);
     return sendPage(reply, 200, consentPage({
       clientName: ar.client.name,
       username: current.user.username,
@@ -102,7 +109,9 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
       approve = undefined;
     }
     // 303 after a POST, so the browser does not re-post the form to the client (RFC 9700 §4.12).
-    if (approve === 'true') return reply.redirect(await gh.authorization.approve(ar, { id: current.user.id, authTime: current.session.authTime }), 303);
+    if (approve === 'true') {
+      return reply.redirect(await gh.authorization.approve(ar, { id: current.user.id, authTime: current.session.authTime, sid: sessionSid(current.session) }), 303);
+    }
     if (approve === 'false') return reply.redirect(await gh.authorization.deny(ar, current.user.id), 303);
     return sendErrorPage(reply, 400, 'Bad request', 'approve must be true or false');
   };

@@ -7,7 +7,7 @@ import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { homePage, loginPage } from '../pages/pages.js';
 import { stylesheet } from '../pages/style.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
-import { CSRF_COOKIE, SESSION_COOKIE, clearSession, cookieOptions, currentSession, safeReturnTo } from './session-cookie.js';
+import { CSRF_COOKIE, SESSION_COOKIE, clearSession, cookieOptions, currentSession, logUndelivered, safeReturnTo } from './session-cookie.js';
 
 const LOGIN = 'login';
 const LOGOUT = 'logout';
@@ -77,8 +77,9 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
       if (outcome.reason === 'locked') return again(429, 'Too many failed sign-in attempts. Wait 15 minutes and try again.');
       return again(401, 'Incorrect username or password.');
     }
-    await gh.sessions.destroy(req.cookies[SESSION_COOKIE]);
-    const { id } = await gh.sessions.create(outcome.user.id);
+    // Single sign-on: the same person keeps the session's sid; someone else's previous session ends (src/core/oidc/sso.ts).
+    const { id, ended } = await gh.sso.signIn(req.cookies[SESSION_COOKIE], outcome.user.id, req.headers['user-agent']);
+    logUndelivered(req, ended);
     reply.setCookie(SESSION_COOKIE, id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
     return reply.redirect(returnTo, 303);
   });
@@ -88,7 +89,8 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     const body = (isForm(req) ? req.body ?? {} : {}) as Params;
     if (current) {
       if (!csrfValid(current.id, LOGOUT, body.csrf_token)) return sendErrorPage(reply, 403, 'Request expired', 'Reload the page and sign out again.');
-      await gh.sessions.destroy(current.id);
+      // Single logout: every application this session signed in to is told (OpenID Connect Back-Channel Logout 1.0).
+      logUndelivered(req, await gh.sso.signOut(current.session));
     }
     clearSession(gh, reply);
     return reply.redirect(safeReturnTo(gh, str(body, 'return_to')), 303);

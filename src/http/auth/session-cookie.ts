@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Gatehouse } from '../../gatehouse.js';
+import type { LogoutDelivery } from '../../core/oidc/backchannel.js';
 
 export const SESSION_COOKIE = 'gh_session';
 export const CSRF_COOKIE = 'gh_csrf';
@@ -25,6 +26,13 @@ export async function currentSession(gh: Gatehouse, req: FastifyRequest) {
 
 export function clearSession(gh: Gatehouse, reply: FastifyReply): void {
   reply.clearCookie(SESSION_COOKIE, cookieOptions(gh));
+}
+
+/** Back-channel logout notifications an application did not accept: logged, never shown to the person. */
+export function logUndelivered(req: FastifyRequest, deliveries: LogoutDelivery[]): void {
+  for (const d of deliveries) {
+    if (!d.ok) req.log.warn({ client_id: d.clientId, status: d.status, error: d.error }, 'back-channel logout not accepted');
+  }
 }
 
 /**

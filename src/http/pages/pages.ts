@@ -13,6 +13,9 @@ const SCOPE_TEXT: Record<string, { title: string; detail: string }> = {
   offline_access: { title: 'Keep access when you are away', detail: 'It stays connected after you leave the app.' },
 };
 
+/** A scope in plain words, for short lists (the account page). */
+export const scopeTitle = (scope: string): string => SCOPE_TEXT[scope]?.title ?? scope;
+
 function scopeItem(scope: string): Raw {
   const known = SCOPE_TEXT[scope];
   if (known) return html`<li><span class="scope-title">${known.title}</span><span class="scope-detail">${known.detail}</span></li>`;
@@ -103,5 +106,6 @@ export function homePage(opts: { username?: string; csrf?: string }): string {
 <p><a class="button primary" href="/login">Sign in</a></p>`);
   }
   return layout('Gatehouse', html`<h1>You are signed in</h1><p class="lede">Signed in as <strong>${opts.username}</strong>.</p>
+<p><a class="button" href="/account">Your account</a></p>
 <form method="post" action="/logout"><input type="hidden" name="csrf_token" value="${opts.csrf}"><button type="submit">Sign out</button></form>`);
 }

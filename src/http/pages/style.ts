@@ -76,6 +76,22 @@ ul.scopes li::before { content: "\\2713"; grid-row: 1 / span 2; width: 1.5rem; h
 code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: .88em;
   padding: .05em .35em; border-radius: 5px; background: var(--chip); border: 1px solid var(--line); }
 
+/* Account page: lists of sessions and apps, each with its own small form. */
+ul.items { list-style: none; margin: .5rem 0 0; padding: 0; }
+ul.items li.item { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem .75rem; padding: .75rem 0; }
+ul.items li.item + li.item { border-top: 1px solid var(--line); }
+.item-main { display: grid; gap: .1rem; flex: 1 1 12rem; min-width: 0; }
+.item-title { font-weight: 600; }
+.item-detail { color: var(--muted); font-size: .9rem; }
+.item form { flex: none; }
+.badge { display: inline-block; margin-left: .35rem; padding: .05rem .5rem; border-radius: 999px; font-size: .78rem; font-weight: 600;
+  vertical-align: .1em; color: var(--accent); background: var(--accent-soft); }
+button.small { width: auto; min-height: 2.5rem; margin: 0; padding: .4rem .85rem; font-size: .92rem; }
+button.danger { color: var(--danger); border-color: var(--danger-line); }
+button.danger:hover { background: var(--danger-bg); }
+.notice { margin: 1rem 0 0; padding: .75rem .9rem; border-radius: 10px; background: var(--accent-soft); border-left: 4px solid var(--accent); }
+.links { margin-top: 1.5rem; }
+
 /* Phones: the card starts near the top, where the thumb and the keyboard leave room. */
 @media (max-width: 30rem) {
   body { place-items: start center; padding: 1.25rem .75rem; }
@@ -87,7 +103,7 @@ code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu San
   ul.scopes li { padding: .5rem 0; }
 }
 @media (forced-colors: active) {
-  .error, .note, .account { border: 1px solid CanvasText; }
+  .error, .note, .account, .notice, .badge { border: 1px solid CanvasText; }
   button.primary, .button.primary { border: 2px solid ButtonText; }
 }
 `;

@@ -36,6 +36,18 @@ export class RedisSessionStore implements SessionStore {
     await multi.exec();
   }
 
+  async listForUser(userId: string, now: number): Promise<Session[]> {
+    const ids = await this.redis.smembers(this.userKey(userId));
+    if (ids.length === 0) return [];
+    const raws = await this.redis.mget(...ids.map(this.key));
+    // Members whose session expired by itself are tidied up as they are met.
+    const gone = ids.filter((_, i) => raws[i] === null);
+    if (gone.length) await this.redis.srem(this.userKey(userId), ...gone);
+    return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as Session] : []))
+      .filter((s) => s.expiresAt > now)
+      .sort((a, b) => b.createdAt - a.createdAt);
+  }
+
   async deleteForUser(userId: string): Promise<number> {
     const ids = await this.redis.smembers(this.userKey(userId));
     if (ids.length === 0) return 0;

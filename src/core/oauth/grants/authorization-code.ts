@@ -13,7 +13,7 @@ const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 export const authorizationCodeGrant: Grant = {
   grantType: 'authorization_code',
   parameters: new Set(['code', 'redirect_uri', 'code_verifier']),
-  async handle({ client, params }, { storage, clock, issuer }) {
+  async handle({ client, params }, { storage, clock, issuer, idTokens }) {
     const code = required(params, 'code');
     const redirectUri = single(params, 'redirect_uri');
     const verifier = single(params, 'code_verifier');
@@ -51,7 +51,10 @@ export const authorizationCodeGrant: Grant = {
       if (!(await tx.tokens.getFamily(c.familyId))) {
         await tx.tokens.createFamily({ id: c.familyId, clientId: client.id, userId: c.userId, scope: c.scope, createdAt: now, revokedAt: null });
       }
-      return issuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId }, mayRefresh(client));
+      const response = await issuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId }, mayRefresh(client));
+      // OpenID Connect Core §3.1.3.3: an ID token beside the access token when openid was granted.
+      await idTokens?.attach(tx, response, { client, userId: c.userId, scope: c.scope, familyId: c.familyId, nonce: c.nonce, authTime: c.authTime });
+      return response;
     });
     try {
       return await issue();

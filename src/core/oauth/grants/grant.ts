@@ -4,6 +4,7 @@ import type { Params } from '../../params.js';
 import type { LoginGuard } from '../../login.js';
 import type { OAuthConfig } from '../config.js';
 import type { TokenIssuer, TokenResponse } from '../tokens.js';
+import type { IdTokenIssuer } from '../../oidc/id-token.js';
 
 /** What every grant may use; each grant takes only what it needs. */
 export interface GrantDeps {
@@ -12,6 +13,8 @@ export interface GrantDeps {
   clock: Clock;
   issuer: TokenIssuer;
   login: LoginGuard;
+  /** OpenID Connect ID tokens for the code and refresh grants (src/core/oidc/id-token.ts). */
+  idTokens?: IdTokenIssuer;
 }
 
 export interface GrantRequest {

@@ -1,0 +1,32 @@
+import { USERINFO_CLAIMS } from './userinfo.js';
+import { PROMPT_VALUES } from './prompt.js';
+
+export const USERINFO_PATH = '/userinfo';
+export const END_SESSION_PATH = '/session/end';
+
+/**
+ * OpenID Connect Discovery 1.0 §3: the RFC 8414 metadata plus what an
+ * OpenID relying party looks for. Only what is served is advertised:
+ * ES256-signed ID tokens, public subject identifiers, RP-initiated and
+ * back-channel logout; no request objects, no front-channel logout.
+ */
+export function openIdConfiguration(oauthMetadata: Record<string, unknown>, issuer: string): Record<string, unknown> {
+  return {
+    ...oauthMetadata,
+    userinfo_endpoint: `${issuer}${USERINFO_PATH}`,
+    end_session_endpoint: `${issuer}${END_SESSION_PATH}`,
+    scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['ES256'],
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', ...USERINFO_CLAIMS.filter((c) => c !== 'sub')],
+    claim_types_supported: ['normal'],
+    prompt_values_supported: [...PROMPT_VALUES],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    // Discovery §3: the default is true, so say so when unsupported.
+    request_uri_parameter_supported: false,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
+    frontchannel_logout_supported: false,
+  };
+}

@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import type { Client } from '../model.js';
+import type { Clock, Stores } from '../ports.js';
+import type { OAuthConfig } from '../oauth/config.js';
+import type { KeyRing } from '../oauth/keys.js';
+import type { TokenResponse } from '../oauth/tokens.js';
+
+export const OPENID = 'openid';
+
+/**
+ * OpenID Connect Core §3.1.3.6: base64url of the left half of the SHA-256
+ * of the access token's ASCII octets (SHA-256 because we sign with ES256).
+ */
+export function atHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+}
+
+/** What an ID token is issued from: a redeemed code, or a refresh of a grant that had `openid`. */
+export interface IdTokenGrant {
+  client: Client;
+  userId: string | null;
+  /** The scope granted (the original grant's, on refresh). */
+  scope: readonly string[];
+  familyId: string | null;
+  /** From the authorization request (§3.1.2.1); never repeated on refresh (§12.2). */
+  nonce: string | null;
+  /** Unix milliseconds, when the code says; the sign-in record knows it otherwise. */
+  authTime?: number;
+}
+
+/**
+ * ID tokens (OpenID Connect Core §2), signed with the server's ES256 key
+ * (`typ: JWT`). They carry identity only; profile and e-mail claims come
+ * from the UserInfo endpoint, since an access token is always issued beside
+ * them (§5.4).
+ */
+export class IdTokenIssuer {
+  constructor(
+    private readonly config: OAuthConfig,
+    private readonly keys: KeyRing,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Adds `id_token` to a token response when `openid` was granted to a person
+   * who signed in through the authorization endpoint: the code grant
+   * (§3.1.3.3) and the refresh of such a grant (§12.2: same `iss`, `sub`,
+   * `aud`, `auth_time`; a new `iat`; no `nonce`).
+   */
+  async attach(stores: Pick<Stores, 'signIns'>, response: TokenResponse, grant: IdTokenGrant): Promise<void> {
+    if (!grant.userId || !grant.scope.includes(OPENID) || !grant.familyId) return;
+    const signIn = await stores.signIns.byFamily(grant.familyId);
+    const authTime = grant.authTime ?? signIn?.authTime;
+    // A grant that never went through the authorization endpoint (a password grant) has no authentication event to attest.
+    if (authTime === undefined) return;
+    const iat = Math.floor(this.clock.now() / 1000);
+    const claims: Record<string, unknown> = {
+      iss: this.config.issuer,
+      sub: grant.userId,
+      aud: grant.client.id,
+      iat,
+      exp: iat + this.config.accessTokenTtl,
+      auth_time: Math.floor(authTime / 1000),
+      at_hash: atHash(response.access_token),
+      ...(grant.nonce ? { nonce: grant.nonce } : {}),
+      ...(signIn ? { sid: signIn.sid } : {}),
+    };
+    response.id_token = this.keys.sign(claims, 'JWT');
+  }
+}

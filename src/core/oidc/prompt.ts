@@ -1,0 +1,74 @@
+import { OAuthError, invalidRequest } from '../errors.js';
+import { single, type Params } from '../params.js';
+
+/** OpenID Connect Core §3.1.2.1 `prompt` values. Account selection has nothing to choose from here, so it just proceeds. */
+export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const;
+export type Prompt = (typeof PROMPT_VALUES)[number];
+
+export interface AuthenticationParams {
+  prompt: Prompt[];
+  /** Seconds; the person must have authenticated at most this long ago. */
+  maxAge: number | undefined;
+}
+
+const MAX_AGE = /^\d{1,10}$/;
+
+/** Parses `prompt` and `max_age` (§3.1.2.1); malformed values are `invalid_request`. */
+export function parseAuthenticationParams(params: Params): AuthenticationParams {
+  const rawPrompt = single(params, 'prompt');
+  const prompt = [...new Set(rawPrompt?.split(' ').filter(Boolean) ?? [])];
+  for (const p of prompt) {
+    if (!(PROMPT_VALUES as readonly string[]).includes(p)) throw invalidRequest(`unsupported prompt value: ${p}`);
+  }
+  // §3.1.2.1: "If this parameter contains none with any other value, an error is returned."
+  if (prompt.includes('none') && prompt.length > 1) throw invalidRequest('prompt=none cannot be combined with other values');
+  const rawMaxAge = single(params, 'max_age');
+  if (rawMaxAge !== undefined && !MAX_AGE.test(rawMaxAge)) throw invalidRequest('max_age must be a non-negative integer');
+  return { prompt: prompt as Prompt[], maxAge: rawMaxAge === undefined ? undefined : Number(rawMaxAge) };
+}
+
+export type AuthorizationStep =
+  | { next: 'login' }
+  | { next: 'consent' }
+  | { next: 'approve' }
+  | { next: 'error'; error: OAuthError };
+
+/**
+ * What the authorization endpoint does next for a person (§3.1.2.3,
+ * §3.1.2.4): sign in (none yet, `prompt=login`, or the sign-in is older than
+ * `max_age`), ask for consent (not granted yet, or `prompt=consent`), or
+ * answer. With `prompt=none` anything that needs the person is an error
+ * returned to the client (§3.1.2.6).
+ */
+export async function authorizationStep(
+  req: AuthenticationParams,
+  session: { authTime: number } | undefined,
+  now: number,
+  consentNeeded: () => Promise<boolean>,
+): Promise<AuthorizationStep> {
+  const silent = req.prompt.includes('none');
+  // max_age=0 asks for a sign-in now, whatever the clock's resolution says about "older than".
+  const stale = session !== undefined && req.maxAge !== undefined && (req.maxAge === 0 || now - session.authTime > req.maxAge * 1000);
+  if (!session || stale || req.prompt.includes('login')) {
+    return silent ? { next: 'error', error: new OAuthError('login_required', 'the user must sign in') } : { next: 'login' };
+  }
+  if (req.prompt.includes('consent') || (await consentNeeded())) {
+    return silent ? { next: 'error', error: new OAuthError('consent_required', 'the user must approve this application') } : { next: 'consent' };
+  }
+  return { next: 'approve' };
+}
+
+/**
+ * The authorization request to come back to after a forced sign-in: without
+ * `prompt=login` and `max_age`, which the fresh sign-in has just satisfied
+ * (kept, they would send the person to the login page again and again). The
+ * ID token's `auth_time` still tells the client when that was (§3.1.2.1).
+ */
+export function afterReauthentication(pathAndQuery: string): string {
+  const u = new URL(pathAndQuery, 'http://gatehouse.invalid');
+  const prompt = (u.searchParams.get('prompt') ?? '').split(' ').filter((p) => p && p !== 'login');
+  u.searchParams.delete('prompt');
+  u.searchParams.delete('max_age');
+  if (prompt.length) u.searchParams.set('prompt', prompt.join(' '));
+  return `${u.pathname}${u.search}`;
+}

@@ -1,0 +1,36 @@
+import type { User } from '../model.js';
+import type { UserStore } from '../ports.js';
+import type { TokenInspector } from '../oauth/inspect.js';
+import { InsufficientScopeError, invalidToken } from '../resource/errors.js';
+import { OPENID } from './id-token.js';
+
+/**
+ * Standard claims by scope (OpenID Connect Core §5.4): `profile` gives the
+ * name claims we hold, `email` the address. We do not verify addresses, so
+ * `email_verified` is not claimed.
+ */
+export function userInfoClaims(user: User, scope: readonly string[]): Record<string, string> {
+  const claims: Record<string, string> = { sub: user.id };
+  if (scope.includes('profile')) {
+    if (user.name) claims.name = user.name;
+    claims.preferred_username = user.username;
+  }
+  if (scope.includes('email')) claims.email = user.email;
+  return claims;
+}
+
+export const USERINFO_CLAIMS = ['sub', 'name', 'preferred_username', 'email'];
+
+/**
+ * The UserInfo endpoint (§5.3): an access token we issued, still active,
+ * granted `openid`, standing for a person. Failures are RFC 6750 §3.1 errors
+ * (§5.3.3).
+ */
+export async function userInfo(deps: { inspector: TokenInspector; users: UserStore }, token: string): Promise<Record<string, string>> {
+  const info = await deps.inspector.inspect(token);
+  if (!info || info.kind !== 'access_token' || !info.active) throw invalidToken('the access token is invalid, expired or revoked');
+  if (!info.scope.includes(OPENID)) throw new InsufficientScopeError([OPENID]);
+  const user = info.userId ? await deps.users.get(info.userId) : undefined;
+  if (!user) throw invalidToken('the access token does not belong to a user');
+  return userInfoClaims(user, info.scope);
+}

@@ -1,0 +1,87 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { accountOverview, revokeApp } from '../../core/oidc/account.js';
+import { sessionSid } from '../../core/oidc/sso.js';
+import { single, type Params } from '../../core/params.js';
+import { csrfToken, csrfValid } from '../../core/sessions.js';
+import type { Gatehouse } from '../../gatehouse.js';
+import { isForm, sendErrorPage, sendPage } from '../common.js';
+import { accountPage } from '../pages/account.js';
+import { clearSession, currentSession, logUndelivered } from './session-cookie.js';
+
+const ACCOUNT = 'account';
+
+function field(body: Params, name: string): string | undefined {
+  try {
+    return single(body, name);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The account page ({auth_url}/account): the signed-in person's sessions and
+ * the applications they allowed, each with a form to end it. Plain forms
+ * with a CSRF token bound to the session; no script needed.
+ */
+export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
+  const page = { kind: 'page' as const };
+
+  const show = async (req: FastifyRequest, reply: FastifyReply, status = 200, notice?: string) => {
+    const current = await currentSession(gh, req);
+    if (!current) return reply.redirect(`/login?return_to=${encodeURIComponent('/account')}`, 302);
+    const { sessions, apps } = await accountOverview(gh, current.user.id, current.session);
+    return sendPage(reply, status, accountPage({
+      username: current.user.username, name: current.user.name, csrf: csrfToken(current.id, ACCOUNT), sessions, apps, notice,
+    }));
+  };
+
+  app.get('/account', { config: page }, (req, reply) => {
+    const done = (req.query as Params).done;
+    const notice = done === 'session' ? 'That browser is signed out.' : done === 'app' ? 'The app no longer has access to your account.' : undefined;
+    return show(req, reply, 200, notice);
+  });
+
+  /** Common checks of both forms: signed in, a form, a valid CSRF token. */
+  const guard = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!isForm(req)) {
+      sendErrorPage(reply, 400, 'Bad request', 'the request must be sent as a form');
+      return undefined;
+    }
+    const current = await currentSession(gh, req);
+    if (!current) {
+      reply.redirect(`/login?return_to=${encodeURIComponent('/account')}`, 303);
+      return undefined;
+    }
+    const body = (req.body ?? {}) as Params;
+    if (!csrfValid(current.id, ACCOUNT, body.csrf_token)) {
+      sendErrorPage(reply, 403, 'Request expired', 'This form is no longer valid. Reload the account page and try again.');
+      return undefined;
+    }
+    return { current, body };
+  };
+
+  app.post('/account/sessions/revoke', { config: page }, async (req, reply) => {
+    const ok = await guard(req, reply);
+    if (!ok) return reply;
+    const sid = field(ok.body, 'sid');
+    const deliveries = sid ? await gh.sso.revokeSession(ok.current.user.id, sid) : undefined;
+    if (!deliveries) return sendErrorPage(reply, 404, 'Not found', 'That session has already ended.');
+    logUndelivered(req, deliveries);
+    // Signing this very browser out leaves nothing to show here.
+    if (sid === sessionSid(ok.current.session)) {
+      clearSession(gh, reply);
+      return reply.redirect('/', 303);
+    }
+    return reply.redirect('/account?done=session', 303);
+  });
+
+  app.post('/account/apps/revoke', { config: page }, async (req, reply) => {
+    const ok = await guard(req, reply);
+    if (!ok) return reply;
+    const clientId = field(ok.body, 'client_id');
+    if (!clientId || clientId.length > 255 || !(await revokeApp(gh, ok.current.user.id, clientId))) {
+      return sendErrorPage(reply, 404, 'Not found', 'That app has no access to remove.');
+    }
+    return reply.redirect('/account?done=app', 303);
+  });
+}
