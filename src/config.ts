@@ -1,3 +1,5 @@
+import { loadProviders, type Provider } from './core/federation/providers.js';
+
 /**
  * Settings: flags, then environment variables, then these defaults
  * (INTERFACE.md). Validated once at start; a bad value stops the process with
@@ -57,6 +59,8 @@ export interface Config {
    * (`trustProxy`); everyone else's copy of the header is ignored.
    */
   clientCertHeader: string | undefined;
+  /** Third-party login providers (GATEHOUSE_PROVIDERS_FILE, GATEHOUSE_PROVIDERS): src/core/federation/providers.ts. */
+  federationProviders: Provider[];
   /** Bot token chat notifications are sent with (spec §1.6); chat endpoints wait while it is unset. */
   notifyBotToken: string | undefined;
   /** The Bot API they go through; unset means Gatehouse's own ({bot_api_url}). Any Telegram-compatible API works. */
@@ -153,6 +157,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     ...resourceSettings(src),
     botFlood: botFloodSettings(src),
     ...tlsSettings(src),
+    federationProviders: loadProviders(src, (message) => new ConfigError(message)),
     ...notifySettings(src),
   };
 }

@@ -22,7 +22,7 @@ const SUPPORTED = new Set(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']);
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
 /** Which JWK may sign with which algorithm, and how node:crypto checks it. */
-function signatureValid(alg: string, k: PublicKey, input: string, sig: Buffer): boolean {
+export function signatureValid(alg: string, k: PublicKey, input: string, sig: Buffer): boolean {
   const check = (hash: string | null, key: KeyObject | { key: KeyObject; dsaEncoding?: 'ieee-p1363'; padding?: number; saltLength?: number }) =>
     verifySignature(hash, Buffer.from(input), key, sig);
   switch (alg) {

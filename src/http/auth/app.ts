@@ -9,6 +9,7 @@ import { authorizeRoutes } from './authorize-routes.js';
 import { loginRoutes } from './login-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
 import { accountRoutes } from './account-routes.js';
+import { federationRoutes } from './federation-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
 import { httpsOptions } from '../tls.js';
 import type { FastifyBaseLogger } from 'fastify';
@@ -44,6 +45,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger)
   await loginRoutes(app, gh);
   await oidcRoutes(app, gh);
   await accountRoutes(app, gh);
+  await federationRoutes(app, gh);
   await app.register(async (admin) => adminRoutes(admin, gh), { prefix: '/admin' });
   return app;
 }

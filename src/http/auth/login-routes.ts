@@ -7,6 +7,7 @@ import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { homePage, loginPage } from '../pages/pages.js';
 import { stylesheet } from '../pages/style.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
+import { signInWithLinks } from './federation-routes.js';
 import { CSRF_COOKIE, SESSION_COOKIE, clearSession, cookieOptions, currentSession, logUndelivered, safeReturnTo } from './session-cookie.js';
 
 const LOGIN = 'login';
@@ -56,7 +57,7 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     }
     const q = req.query as Params;
     const returnTo = safeReturnTo(gh, str(q, 'return_to'));
-    return sendPage(reply, 200, loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, appName: await appName(gh, returnTo) }));
+    return sendPage(reply, 200, loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) }));
   });
 
   app.post('/login', { config: page }, async (req, reply) => {
@@ -70,7 +71,7 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     const username = str(body, 'username') ?? '';
     const password = str(body, 'password') ?? '';
     const again = async (status: number, error: string) =>
-      sendPage(reply, status, loginPage({ csrf: csrfToken(secret!, LOGIN), returnTo, username: username.slice(0, 64), error, appName: await appName(gh, returnTo) }));
+      sendPage(reply, status, loginPage({ csrf: csrfToken(secret!, LOGIN), returnTo, username: username.slice(0, 64), error, appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) }));
     if (!username || !password || username.length > 256 || password.length > 1024) return again(400, 'Enter your username and password.');
     const outcome = await gh.login.attempt(username, password, req.ip);
     if (!outcome.ok) {

@@ -1,4 +1,5 @@
 import { html, layout, type Raw } from './html.js';
+import { signInWithList } from './federation.js';
 
 /**
  * Well-known scopes in plain words for the consent page: what the app may do,
@@ -30,7 +31,7 @@ function sentence(text: string): string {
   return /[.!?]$/.test(s) ? s : `${s}.`;
 }
 
-export function loginPage(opts: { csrf: string; returnTo: string; username?: string; error?: string; appName?: string }): string {
+export function loginPage(opts: { csrf: string; returnTo: string; username?: string; error?: string; appName?: string; providers?: readonly { name: string; href: string }[] }): string {
   const described = opts.error ? html` aria-describedby="login-error"` : '';
   return layout('Sign in', html`
 <h1>Sign in</h1>
@@ -50,7 +51,7 @@ ${opts.error ? html`<p class="error" id="login-error" role="alert">${opts.error}
     <input id="password" name="password" type="password" autocomplete="current-password" required${described} ${opts.username ? 'autofocus' : ''}>
   </div>
   <button class="primary" type="submit">Sign in</button>
-</form>`);
+</form>${signInWithList(opts.providers ?? [])}`);
 }
 
 export interface ConsentView {

@@ -56,6 +56,8 @@ input:focus-visible { outline-offset: 0; border-color: var(--focus); }
 /* Consent */
 .app-mark { width: 3.5rem; height: 3.5rem; border-radius: 14px; display: grid; place-items: center; margin: 0 auto 1rem;
   font-size: 1.6rem; font-weight: 800; color: var(--accent); background: var(--accent-soft); }
+/* "or" between the password form and the "Sign in with …" links. */
+.or { text-align: center; margin: 1.25rem 0 -.5rem; }
 .consent-title { text-align: center; font-size: 1.15rem; font-weight: 500; color: var(--muted); }
 .consent-title .app-name { display: block; margin-bottom: .15rem; font-size: 1.6rem; font-weight: 750; color: var(--fg); }
 .account { width: fit-content; max-width: 100%; margin: 1rem auto 0; padding: .3rem .85rem; border-radius: 999px;

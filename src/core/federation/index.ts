@@ -1,0 +1,36 @@
+import type { LoginGuard } from '../login.js';
+import type { Clock } from '../ports.js';
+import { FederatedAccounts } from './accounts.js';
+import { EndpointResolver } from './discovery.js';
+import { IdTokenVerifier } from './id-token.js';
+import type { FederationStorage } from './ports.js';
+import type { Provider } from './providers.js';
+import { ProviderSignIn } from './sign-in.js';
+
+export { ChoiceError, FederatedAccounts, NO_PASSWORD } from './accounts.js';
+export { FederationError } from './errors.js';
+export type { ExternalProfile } from './claims.js';
+export type { ExternalIdentity, FederationStorage } from './ports.js';
+export { loadProviders, type Provider } from './providers.js';
+
+/** Third-party login, wired: the configured providers, the sign-in at them, and the local accounts they lead to. */
+export class Federation {
+  readonly signIn: ProviderSignIn;
+  readonly accounts: FederatedAccounts;
+  private readonly byId: Map<string, Provider>;
+
+  constructor(readonly providers: readonly Provider[], deps: { storage: FederationStorage; login: LoginGuard; clock: Clock; fetch?: typeof fetch }) {
+    const fetchFn = deps.fetch ?? fetch;
+    this.byId = new Map(providers.map((p) => [p.id, p]));
+    this.signIn = new ProviderSignIn({
+      flows: deps.storage.flows, clock: deps.clock, fetch: fetchFn,
+      endpoints: new EndpointResolver({ fetch: fetchFn, clock: deps.clock }),
+      idTokens: new IdTokenVerifier({ fetch: fetchFn, clock: deps.clock }),
+    });
+    this.accounts = new FederatedAccounts(deps);
+  }
+
+  provider(id: string): Provider | undefined {
+    return this.byId.get(id);
+  }
+}

@@ -1,0 +1,132 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ChoiceError, Federation, FederationError, type Provider } from '../../core/federation/index.js';
+import { single, type Params } from '../../core/params.js';
+import { csrfToken, csrfValid } from '../../core/sessions.js';
+import type { Gatehouse } from '../../gatehouse.js';
+import { federationStorage } from '../../store/federation/index.js';
+import { isForm, sendErrorPage, sendPage } from '../common.js';
+import { firstSignInPage } from '../pages/federation.js';
+import { SESSION_COOKIE, cookieOptions, safeReturnTo } from './session-cookie.js';
+
+/** The `state` of a sign-in at a provider, bound to this browser (RFC 6749 §10.12). */
+const STATE_COOKIE = 'gh_fed_state';
+/** A first sign-in waiting for the person to create or link an account. */
+const PENDING_COOKIE = 'gh_fed_pending';
+const CSRF_PURPOSE = 'federation';
+const FLOW_SECONDS = 600;
+
+const str = (params: Params, name: string): string | undefined => {
+  try {
+    return single(params, name);
+  } catch {
+    return undefined;
+  }
+};
+
+/** Where a provider sends the person back; registered at the provider as the client's redirect URI. */
+export const callbackUrl = (gh: Gatehouse, p: Provider) => `${gh.oauth.issuer}/federation/${p.id}/callback`;
+
+/** The "Sign in with …" links of the login page, carrying where the sign-in continues to. */
+export function signInWithLinks(gh: Gatehouse, returnTo: string): { name: string; href: string }[] {
+  return gh.config.federationProviders.map((p) => ({ name: p.name, href: `/federation/${p.id}/start?return_to=${encodeURIComponent(returnTo)}` }));
+}
+
+/**
+ * Third-party login at {auth_url}/federation/…: start a sign-in at a
+ * provider, take its answer, and, the first time, let the person create an
+ * account or link one they prove is theirs.
+ */
+export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
+  if (gh.config.federationProviders.length === 0) return;
+  const federation = new Federation(gh.config.federationProviders, { storage: federationStorage(gh.storage), login: gh.login, clock: gh.clock });
+  const page = { config: { kind: 'page' as const } };
+  // Only the /federation pages need these cookies.
+  const flowCookie = (maxAge?: number) => ({ ...cookieOptions(gh, maxAge), path: '/federation' });
+
+  async function startSession(req: FastifyRequest, reply: FastifyReply, userId: string): Promise<void> {
+    // A fresh session id on every sign-in (session fixation), as the password form does.
+    await gh.sessions.destroy(req.cookies[SESSION_COOKIE]);
+    const { id } = await gh.sessions.create(userId);
+    reply.setCookie(SESSION_COOKIE, id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
+  }
+
+  /** A sign-in that cannot go on is a page for the person, with the status the error carries. */
+  const shown = <R extends FastifyRequest>(handler: (req: R, reply: FastifyReply) => Promise<FastifyReply>) => async (req: R, reply: FastifyReply) => {
+    try {
+      return await handler(req, reply);
+    } catch (e) {
+      if (e instanceof FederationError) return sendErrorPage(reply, e.status, e.title, e.description ?? e.error);
+      throw e;
+    }
+  };
+
+  const providerOf = (id: string, reply: FastifyReply) => {
+    const p = federation.provider(id);
+    if (!p) sendErrorPage(reply, 404, 'Not found', 'There is no such sign-in provider.');
+    return p;
+  };
+
+  app.get<{ Params: { provider: string } }>('/federation/:provider/start', page, shown(async (req, reply) => {
+    const p = providerOf(req.params.provider, reply);
+    if (!p) return reply;
+    const returnTo = safeReturnTo(gh, str(req.query as Params, 'return_to'));
+    const { location, state } = await federation.signIn.begin(p, callbackUrl(gh, p), returnTo);
+    reply.setCookie(STATE_COOKIE, state, flowCookie(FLOW_SECONDS));
+    return reply.redirect(location, 302);
+  }));
+
+  app.get<{ Params: { provider: string } }>('/federation/:provider/callback', page, shown(async (req, reply) => {
+    const p = providerOf(req.params.provider, reply);
+    if (!p) return reply;
+    const state = req.cookies[STATE_COOKIE];
+    reply.clearCookie(STATE_COOKIE, flowCookie());
+    const { profile, returnTo } = await federation.signIn.finish(p, req.query as Params, state);
+    const outcome = await federation.accounts.signIn(profile, returnTo);
+    if ('userId' in outcome) {
+      await startSession(req, reply, outcome.userId);
+      return reply.redirect(returnTo, 303);
+    }
+    reply.setCookie(PENDING_COOKIE, outcome.pending, flowCookie(FLOW_SECONDS));
+    return reply.redirect('/federation/continue', 303);
+  }));
+
+  const expired = (reply: FastifyReply) => sendErrorPage(reply, 400, 'Sign-in expired', 'This sign-in has expired. Start again from the sign-in page.');
+
+  async function choicePage(req: FastifyRequest, reply: FastifyReply, status: number, extra: { error?: string; errorIn?: 'create' | 'link'; linkUsername?: string } = {}) {
+    const handle = req.cookies[PENDING_COOKIE];
+    const pending = await federation.accounts.pending(handle);
+    if (!pending || !handle) return expired(reply);
+    const p = federation.provider(pending.profile.provider);
+    return sendPage(reply, status, firstSignInPage({
+      providerName: p?.name ?? pending.profile.provider,
+      who: pending.profile.username ?? pending.profile.email ?? pending.profile.name ?? pending.profile.subject,
+      suggestion: pending.suggestion,
+      csrf: csrfToken(handle, CSRF_PURPOSE),
+      ...extra,
+    }));
+  }
+
+  app.get('/federation/continue', page, shown((req, reply) => choicePage(req, reply, 200)));
+
+  app.post('/federation/continue', page, shown(async (req, reply) => {
+    if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the form must be sent as a form');
+    const body = (req.body ?? {}) as Params;
+    const handle = req.cookies[PENDING_COOKIE];
+    if (!handle) return expired(reply);
+    if (!csrfValid(handle, CSRF_PURPOSE, body.csrf_token)) return sendErrorPage(reply, 403, 'Request expired', 'This form has expired. Go back and reload the page.');
+    const action = str(body, 'action');
+    const username = (str(body, 'username') ?? '').trim();
+    try {
+      let done: { userId: string; returnTo: string };
+      if (action === 'create') done = await federation.accounts.create(handle, username);
+      else if (action === 'link') done = await federation.accounts.link(handle, username, str(body, 'password') ?? '', req.ip);
+      else return sendErrorPage(reply, 400, 'Bad request', 'action must be create or link');
+      reply.clearCookie(PENDING_COOKIE, flowCookie());
+      await startSession(req, reply, done.userId);
+      return reply.redirect(done.returnTo, 303);
+    } catch (e) {
+      if (!(e instanceof ChoiceError)) throw e;
+      return choicePage(req, reply, e.status, { error: e.message, errorIn: action === 'create' ? 'create' : 'link', linkUsername: action === 'link' ? username.slice(0, 64) : '' });
+    }
+  }));
+}
