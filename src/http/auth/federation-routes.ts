@@ -6,7 +6,7 @@ import type { Gatehouse } from '../../gatehouse.js';
 import { federationStorage } from '../../store/federation/index.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { firstSignInPage } from '../pages/federation.js';
-import { SESSION_COOKIE, cookieOptions, safeReturnTo } from './session-cookie.js';
+import { SESSION_COOKIE, cookieOptions, logUndelivered, safeReturnTo } from './session-cookie.js';
 
 /** The `state` of a sign-in at a provider, bound to this browser (RFC 6749 §10.12). */
 const STATE_COOKIE = 'gh_fed_state';
@@ -43,10 +43,10 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
   // Only the /federation pages need these cookies.
   const flowCookie = (maxAge?: number) => ({ ...cookieOptions(gh, maxAge), path: '/federation' });
 
+  /** As the password form does: a fresh cookie, single sign-on's `sid` kept for the same person (src/core/oidc/sso.ts). */
   async function startSession(req: FastifyRequest, reply: FastifyReply, userId: string): Promise<void> {
-    // A fresh session id on every sign-in (session fixation), as the password form does.
-    await gh.sessions.destroy(req.cookies[SESSION_COOKIE]);
-    const { id } = await gh.sessions.create(userId);
+    const { id, ended } = await gh.sso.signIn(req.cookies[SESSION_COOKIE], userId, req.headers['user-agent']);
+    logUndelivered(req, ended);
     reply.setCookie(SESSION_COOKIE, id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
   }
 
