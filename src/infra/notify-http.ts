@@ -59,23 +59,25 @@ export function httpTransport(opts: { allowPrivate: boolean; maxSockets?: number
           method: 'POST',
           agent: secure ? agents.https : agents.http,
           headers: { ...req.headers, 'content-length': String(body.length) },
+          ...(req.signal ? { signal: req.signal } : {}),
           ...(opts.allowPrivate ? {} : { lookup: publicOnlyLookup as unknown as typeof dnsLookup }),
         }, (res) => {
           const chunks: Buffer[] = [];
           let kept = 0;
           let total = 0;
+          const keep = req.responseBytes ?? EXCERPT_BYTES;
           res.on('data', (c: Buffer) => {
             total += c.length;
-            if (kept < EXCERPT_BYTES) {
+            if (kept < keep) {
               chunks.push(c);
               kept += c.length;
             }
-            if (total > MAX_BODY_BYTES) res.destroy();
+            if (total > Math.max(MAX_BODY_BYTES, keep)) res.destroy();
           });
           const done = () => finish({
             status: res.statusCode ?? null,
             retryAfter: res.headers['retry-after'],
-            excerpt: Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'),
+            excerpt: Buffer.concat(chunks).subarray(0, keep).toString('utf8'),
             error: null,
           });
           res.on('end', done);

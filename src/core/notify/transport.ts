@@ -4,6 +4,9 @@ export interface HttpPost {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** How much of the answer to keep (default 2 KB: the delivery log's excerpt). */
+  responseBytes?: number;
+  signal?: AbortSignal;
 }
 
 export interface HttpAnswer {

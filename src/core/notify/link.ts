@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock, RateLimitStore } from '../ports.js';
+import { sendMessageRequest, type ChatChannelConfig } from './chat.js';
+import { createEndpoint, personalChatInput } from './endpoints.js';
+import type { Endpoint, EventStore } from './ports.js';
+import type { Transport } from './transport.js';
+
+/** The JWS type of a chat-link token, so no other token of ours is accepted as one. */
+export const LINK_TYP = 'gatehouse-notify-link+jwt';
+export const LINK_TTL_MS = 10 * 60_000;
+export const LINK_PATH = '/notifications/link';
+
+export interface LinkKeys {
+  sign(payload: Record<string, unknown>, typ: string): string;
+  verify(token: string, opts: { typ: string; issuer: string }): Promise<Record<string, unknown> | undefined>;
+}
+
+/** A signed, short-lived link token naming the chat that asked (`/start`). */
+export function linkToken(keys: LinkKeys, issuer: string, chatId: string, now: number): string {
+  return keys.sign({ iss: issuer, chat_id: chatId, jti: randomUUID(), iat: Math.floor(now / 1000), exp: Math.floor((now + LINK_TTL_MS) / 1000) }, LINK_TYP);
+}
+
+export async function readLinkToken(keys: LinkKeys, issuer: string, token: string, now: number): Promise<{ chatId: string; jti: string } | undefined> {
+  const c = await keys.verify(token, { typ: LINK_TYP, issuer });
+  if (!c || typeof c.chat_id !== 'string' || typeof c.jti !== 'string' || typeof c.exp !== 'number' || c.exp * 1000 <= now) return undefined;
+  return { chatId: c.chat_id, jti: c.jti };
+}
+
+/**
+ * Links the chat to the signed-in person: their security events go there
+ * (spec §1.6). Each link works once (its jti is burnt in the rate-limit store).
+ */
+export async function linkChat(
+  deps: { events: EventStore; keys: LinkKeys; limits: RateLimitStore; clock: Clock; issuer: string },
+  token: string, userId: string,
+): Promise<{ ok: true; endpoint: Endpoint } | { ok: false; reason: 'invalid' | 'used' }> {
+  const now = deps.clock.now();
+  const link = await readLinkToken(deps.keys, deps.issuer, token, now);
+  if (!link) return { ok: false, reason: 'invalid' };
+  if ((await deps.limits.hit(`notify-link:${link.jti}`, LINK_TTL_MS, now)) > 1) return { ok: false, reason: 'used' };
+  const existing = (await deps.events.endpoints.list({ userId })).find((e) => e.chatId === link.chatId && e.disabledAt === null);
+  if (existing) return { ok: true, endpoint: existing };
+  return { ok: true, endpoint: await createEndpoint(deps.events, deps.clock, personalChatInput(link.chatId), { allowPrivate: true, userId }) };
+}
+
+interface BotUpdate {
+  update_id: number;
+  message?: { text?: string; chat?: { id?: number | string } };
+}
+
+export interface LinkerDeps {
+  transport: Transport;
+  chat: ChatChannelConfig;
+  events: EventStore;
+  keys: LinkKeys;
+  clock: Clock;
+  /** {auth_url}, known once the authorization server listens. */
+  authUrl: () => string;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+/**
+ * The notification bot's side of linking: long-polls getUpdates on the Bot
+ * API, answers `/start` with a one-time link to open while signed in, and
+ * `/stop` by unlinking that chat. Works against any Telegram-compatible API.
+ */
+export class ChatLinker {
+  private offset = 0;
+  private readonly abort = new AbortController();
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly deps: LinkerDeps) {}
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.running;
+  }
+
+  private call(method: string, params: Record<string, unknown>, timeoutMs: number, responseBytes?: number) {
+    const url = `${this.deps.chat.apiUrl.replace(/\/+$/, '')}/bot${this.deps.chat.token}/${method}`;
+    return this.deps.transport.post({
+      url, headers: { 'content-type': 'application/json' }, body: JSON.stringify(params), timeoutMs, signal: this.abort.signal,
+      ...(responseBytes ? { responseBytes } : {}),
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      const a = await this.call('getUpdates', { offset: this.offset, timeout: 20, limit: 20, allowed_updates: ['message'] }, 30_000, 1 << 20);
+      if (this.abort.signal.aborted) return;
+      let updates: BotUpdate[] | undefined;
+      try {
+        const body = JSON.parse(a.excerpt) as { ok?: boolean; result?: BotUpdate[] };
+        if (body.ok) updates = body.result;
+      } catch {
+        // Not an answer (network error, a proxy's page): wait and try again.
+      }
+      if (!updates) {
+        this.deps.log?.warn({ status: a.status, error: a.error }, 'notification bot: getUpdates failed');
+        await new Promise((r) => setTimeout(r, 2000).unref());
+        continue;
+      }
+      for (const u of updates) {
+        this.offset = Math.max(this.offset, u.update_id + 1);
+        await this.handle(u).catch((err) => this.deps.log?.warn({ err }, 'notification bot: handling a message failed'));
+      }
+    }
+  }
+
+  async handle(u: BotUpdate): Promise<void> {
+    const text = u.message?.text?.trim() ?? '';
+    const chatId = u.message?.chat?.id;
+    if (chatId === undefined) return;
+    const chat = String(chatId);
+    const now = this.deps.clock.now();
+    let reply: string;
+    if (/^\/start(\s|@|$)/.test(text)) {
+      const issuer = this.deps.authUrl();
+      const link = `${issuer}${LINK_PATH}?token=${encodeURIComponent(linkToken(this.deps.keys, issuer, chat, now))}`;
+      reply = `To receive your Gatehouse security notifications here (new sign-ins, replayed tokens, apps granted access), open this link while signed in. It works once, for 10 minutes:\n${link}\n\nSend /stop to end them.`;
+    } else if (/^\/stop(\s|@|$)/.test(text)) {
+      let n = 0;
+      for (const e of await this.deps.events.endpoints.list()) {
+        if (e.kind === 'chat' && e.userId !== null && e.chatId === chat && (await this.deps.events.endpoints.delete(e.id))) n++;
+      }
+      reply = n ? 'Done: you will receive no more notifications here.' : 'This chat receives no notifications.';
+    } else {
+      reply = 'Send /start to receive your security notifications here, /stop to end them.';
+    }
+    await this.call('sendMessage', JSON.parse(sendMessageRequest(this.deps.chat, chat, reply, 10_000).body) as Record<string, unknown>, 10_000);
+  }
+}
