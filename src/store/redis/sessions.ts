@@ -2,6 +2,12 @@ import type { Redis } from 'ioredis';
 import type { Session } from '../../core/model.js';
 import type { SessionStore } from '../../core/ports.js';
 
+/** SADD, then extend the set's expiry to `ttl` unless it already lives longer (PTTL is -1 on a new set). */
+const ADD_TO_USER_SET = `
+redis.call('SADD', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`;
+
 /**
  * Sessions in Redis, shared by every Gatehouse process (spec §1.2 single
  * sign-on: "session data sits in a store shared by the websites"). Each
@@ -17,8 +23,8 @@ export class RedisSessionStore implements SessionStore {
     const ttl = Math.max(1, s.expiresAt - Date.now());
     await this.redis.multi()
       .set(this.key(s.idHash), JSON.stringify(s), 'PX', ttl)
-      .sadd(this.userKey(s.userId), s.idHash)
-      .pexpire(this.userKey(s.userId), ttl)
+      // The per-user set lives as long as its longest session: a shorter one must not cut it short.
+      .eval(ADD_TO_USER_SET, 1, this.userKey(s.userId), s.idHash, String(ttl))
       .exec();
   }
 
