@@ -7,8 +7,6 @@ import { OAuthError } from '../../core/errors.js';
 import { adminRoutes } from './admin-routes.js';
 import { authorizeRoutes } from './authorize-routes.js';
 import { loginRoutes } from './login-routes.js';
-import { oidcRoutes } from './oidc-routes.js';
-import { accountRoutes } from './account-routes.js';
 import { notifyLinkRoutes } from './notify-link-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
 import { accountRoutes } from './account-routes.js';
@@ -46,8 +44,6 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger)
   await oauthRoutes(app, gh);
   await authorizeRoutes(app, gh);
   await loginRoutes(app, gh);
-  await oidcRoutes(app, gh);
-  await accountRoutes(app, gh);
   await notifyLinkRoutes(app, gh);
   await oidcRoutes(app, gh);
   await accountRoutes(app, gh);
