@@ -9,7 +9,7 @@ import { jsonField, onCleanup, startChild, type Child } from './procs.js';
 export type DbKind = 'sqlite' | 'postgres';
 export const PG_URL = process.env.GATEHOUSE_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-const BIN = fileURLToPath(new URL('../bin/gatehouse.mjs', import.meta.url));
+export const GATEHOUSE_BIN = fileURLToPath(new URL('../bin/gatehouse.mjs', import.meta.url));
 
 export interface ClientCreds {
   id: string;
@@ -86,16 +86,18 @@ export function tokenRequest(url: string, creds: ClientCreds, form: Record<strin
  * Starts `gatehouse serve` (authorization server role only) on a loopback
  * port with a database of its own, and registers the bench's clients and
  * user through the admin API. `nodeFlags` go to the child's node (`--cpu-prof`,
- * which NODE_OPTIONS does not accept).
+ * which NODE_OPTIONS does not accept); `bin` may name another checkout's
+ * bin/gatehouse.mjs, to compare two versions in one run.
  */
-export async function startGatehouse(db: DbKind, opts: { nodeFlags?: string[] } = {}): Promise<GatehouseUnderTest> {
+export async function startGatehouse(db: DbKind, opts: { nodeFlags?: string[]; bin?: string } = {}): Promise<GatehouseUnderTest> {
   const databaseUrl = await freshDatabase(db);
   const adminToken = randomBytes(24).toString('base64url');
   // Settings come from flags only, so a GATEHOUSE_* variable in the caller's shell cannot skew the run.
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GATEHOUSE_')));
   env.GATEHOUSE_ADMIN_TOKEN = adminToken;
-  const args = [...(opts.nodeFlags ?? []), BIN, 'serve', '--roles', 'auth', '--host', '127.0.0.1', '--auth-port', '0', '--database-url', databaseUrl, '--log-level', 'info'];
-  const { child, value: url } = await startChild(`gatehouse (${db})`, args, (line) => jsonField(line, 'auth_url'), { env });
+  const args = [...(opts.nodeFlags ?? []), opts.bin ?? GATEHOUSE_BIN, 'serve', '--roles', 'auth', '--host', '127.0.0.1', '--auth-port', '0', '--database-url', databaseUrl, '--log-level', 'info'];
+  const name = `gatehouse (${db}${opts.bin ? `, ${opts.bin}` : ''})`;
+  const { child, value: url } = await startChild(name, args, (line) => jsonField(line, 'auth_url'), { env });
 
   const admin = (path: string, body: Record<string, unknown>) => call(`${url}/admin${path}`, {
     method: 'POST',
@@ -110,14 +112,18 @@ export async function startGatehouse(db: DbKind, opts: { nodeFlags?: string[] } 
     return { id, secret, basic: basic(id, secret) };
   };
 
-  const ccJwt = await client('bench cc jwt', { grant_types: ['client_credentials'], token_format: 'jwt' });
-  const ccOpaque = await client('bench cc opaque', { grant_types: ['client_credentials'], token_format: 'opaque' });
-  const introspector = await client('bench resource server', { grant_types: ['client_credentials'], introspect: true });
-  const refresher = await client('bench refresher', { grant_types: ['password', 'refresh_token'], token_format: 'jwt' });
-  const user = { username: 'bench-user', password: randomBytes(18).toString('base64url') };
-  await admin('/users', { username: user.username, email: 'bench-user@example.test', password: user.password });
-  const jwt = (await tokenRequest(url, ccJwt, { grant_type: 'client_credentials' })).access_token as string;
-  return { db, url, child, ccJwt, ccOpaque, introspector, refresher, user, jwt };
+  try {
+    const ccJwt = await client('bench cc jwt', { grant_types: ['client_credentials'], token_format: 'jwt' });
+    const ccOpaque = await client('bench cc opaque', { grant_types: ['client_credentials'], token_format: 'opaque' });
+    const introspector = await client('bench resource server', { grant_types: ['client_credentials'], introspect: true });
+    const refresher = await client('bench refresher', { grant_types: ['password', 'refresh_token'], token_format: 'jwt' });
+    const user = { username: 'bench-user', password: randomBytes(18).toString('base64url') };
+    await admin('/users', { username: user.username, email: 'bench-user@example.test', password: user.password });
+    const jwt = (await tokenRequest(url, ccJwt, { grant_type: 'client_credentials' })).access_token as string;
+    return { db, url, child, ccJwt, ccOpaque, introspector, refresher, user, jwt };
+  } catch (e) {
+    throw new Error(`${name}: setting up failed: ${(e as Error).message}\n${child.tail.map((l) => `  | ${l}`).join('\n')}`);
+  }
 }
 
 /**

@@ -8,10 +8,10 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { postgresReachable, startGatehouse, type DbKind } from './gatehouse.js';
+import { GATEHOUSE_BIN, postgresReachable, startGatehouse, type DbKind } from './gatehouse.js';
 import { measure, type LoadOptions } from './load.js';
 import { jsonField, startChild, stopAll } from './procs.js';
-import { targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
+import { applyReference, REFERENCE_AGAIN, targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
 import { ceilingScenarios, gatehouseScenarios, SCENARIO_IDS, type Scenario } from './scenarios.js';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -22,6 +22,9 @@ const USAGE = `usage: npm run bench -- [options]
   --db KIND         sqlite | postgres | both (default both; postgres is skipped when unreachable)
   --only IDS        comma-separated subset of ${SCENARIO_IDS.join(',')} (fastify always runs: it is the reference)
   --runs N          repeat the whole measurement N times (default 1)
+  --gatehouse NAME=PATH
+                    also measure another checkout's bin/gatehouse.mjs (repeatable; for before/after
+                    comparisons in one run, e.g. --gatehouse before=/tmp/old/bin/gatehouse.mjs)
   --profile DIR     run every server under node --cpu-prof, profiles written to DIR
                     (read one with: node --import tsx bench/profile-summary.ts FILE)
   --out FILE        markdown report (default docs/benchmarks.md)
@@ -38,6 +41,7 @@ function options() {
       db: { type: 'string', default: 'both' },
       only: { type: 'string' },
       runs: { type: 'string', default: '1' },
+      gatehouse: { type: 'string', multiple: true },
       profile: { type: 'string' },
       out: { type: 'string', default: resolve(ROOT, 'docs/benchmarks.md') },
       'no-write': { type: 'boolean', default: false },
@@ -57,7 +61,14 @@ function options() {
   if (!['sqlite', 'postgres', 'both'].includes(values.db)) throw new Error('--db must be sqlite, postgres or both');
   const only = values.only ? new Set(values.only.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
   for (const id of only ?? []) if (!(SCENARIO_IDS as readonly string[]).includes(id)) throw new Error(`--only: unknown scenario ${id}`);
+  const variants = [{ name: '', bin: GATEHOUSE_BIN }];
+  for (const v of values.gatehouse ?? []) {
+    const m = /^([a-z0-9_-]+)=(.+)$/i.exec(v);
+    if (!m) throw new Error('--gatehouse takes NAME=PATH');
+    variants.push({ name: m[1]!, bin: resolve(m[2]!) });
+  }
   return {
+    variants,
     load: {
       duration: num('duration', values.duration, 1, 60),
       warmup: num('warmup', values.warmup, 0, 30),
@@ -91,8 +102,10 @@ async function main(): Promise<void> {
     startChild(s, [...profileFlags, '--import', 'tsx', serverScript(s)], urlLine).then((r) => ({ url: r.value, pid: r.child.proc.pid }))));
   const groups: { db: string; scenarios: Scenario[] }[] = [{ db: '-', scenarios: ceilingScenarios({ http: http!, fastify: fastify!, fastifyForm: fastifyForm! }) }];
   for (const db of dbs) {
-    const gh = await startGatehouse(db, { nodeFlags: profileFlags });
-    groups.push({ db, scenarios: gatehouseScenarios(gh, opts.load.connections) });
+    for (const v of opts.variants) {
+      const gh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin });
+      groups.push({ db: v.name ? `${db}/${v.name}` : db, scenarios: gatehouseScenarios(gh, opts.load.connections) });
+    }
   }
   if (opts.profile) {
     // Profile files are named CPU.<date>.<time>.<pid>.…; the main thread's has thread index 0.
@@ -102,18 +115,24 @@ async function main(): Promise<void> {
 
   const runs: Run[] = [];
   const labels = new Map<string, string>();
+  const reference = groups[0]!.scenarios.find((sc) => sc.id === 'fastify')!;
+  const measureOne = async (s: Scenario, id: string, db: string, run: number): Promise<Row> => {
+    process.stderr.write(`bench: ${opts.runs > 1 ? `run ${run + 1}/${opts.runs}, ` : ''}${id}${db === '-' ? '' : ` (${db})`}…\n`);
+    const figures = await measure(await s.prepare(), opts.load, s.pid);
+    return { id, label: s.label, db, figures, ratio: undefined, cpuRatio: undefined };
+  };
   for (let i = 0; i < opts.runs; i++) {
     const rows: Row[] = [];
     for (const { db, scenarios } of groups) {
       for (const s of scenarios.filter((sc) => wanted(sc.id))) {
         labels.set(s.id, s.label);
-        process.stderr.write(`bench: ${opts.runs > 1 ? `run ${i + 1}/${opts.runs}, ` : ''}${s.id}${db === '-' ? '' : ` (${db})`}…\n`);
-        const figures = await measure(await s.prepare(), opts.load, s.pid);
-        rows.push({ id: s.id, label: s.label, db, figures, ratio: undefined });
+        rows.push(await measureOne(s, s.id, db, i));
       }
     }
-    const reference = rows.find((r) => r.id === 'fastify')!.figures.rps;
-    for (const r of rows) r.ratio = r.figures.rps / reference;
+    // The reference again at the end, so one disturbed window on this shared machine does not skew every ratio.
+    labels.set(REFERENCE_AGAIN, 'the bare Fastify route again, last: ratios divide by the mean of both Fastify rows');
+    rows.push(await measureOne(reference, REFERENCE_AGAIN, '-', i));
+    applyReference(rows);
     runs.push({ rows });
     console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${targetNotes(rows).map((n) => `  ${n}`).join('\n')}`);
   }

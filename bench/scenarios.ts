@@ -25,7 +25,7 @@ export function ceilingScenarios(servers: { http: Server; fastify: Server; fasti
   const { http, fastify, fastifyForm } = servers;
   return [
     { id: 'http', label: 'bare node:http (GET, small JSON)', pid: http.pid, prepare: async () => ({ url: `${http.url}/` }) },
-    { id: 'fastify', label: 'bare Fastify route (GET, small JSON): the reference of the "vs Fastify" column', pid: fastify.pid, prepare: async () => ({ url: `${fastify.url}/` }) },
+    { id: 'fastify', label: 'bare Fastify route (GET, small JSON): the reference of both "vs Fastify" columns, with fastify-end', pid: fastify.pid, prepare: async () => ({ url: `${fastify.url}/` }) },
     {
       id: 'fastify-form',
       label: 'Fastify + @fastify/formbody, POST form in, token-sized JSON out with no-store headers: the endpoint\'s shape without its work',
