@@ -71,7 +71,8 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
   // Expired tokens, codes and keys are deleted in the background, in small statements.
   const purge = setInterval(() => {
     const now = gh.clock.now();
-    Promise.all([gh.storage.tokens.purgeExpired(now), gh.storage.keys.deleteExpired(now)])
+    // Single sign-on records outlive their session only as long as a refresh token could need them.
+    Promise.all([gh.storage.tokens.purgeExpired(now), gh.storage.keys.deleteExpired(now), gh.storage.signIns.purge(now - gh.oauth.refreshTokenTtl * 1000)])
       .then(([n]) => n && logger.debug({ deleted: n }, 'purged expired rows'))
       .catch((err) => logger.warn({ err }, 'purge failed'));
   }, PURGE_EVERY_MS);

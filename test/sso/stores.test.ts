@@ -50,11 +50,12 @@ for (const { kind, skip } of await databaseKinds()) {
       const ended = await Promise.all([signIns.endSession('sx', T + 5), signIns.endSession('sx', T + 5), signIns.endSession('sx', T + 5)]);
       assert.equal(ended.flat().length, 2, 'each sign-in ended exactly once');
       assert.deepEqual(await signIns.forSession('sx'), []);
-      // Kept for ID tokens issued on refresh (auth_time, sid) until purged.
+      // Kept for ID tokens issued on refresh (auth_time, sid) until purged by age, ended or not.
       assert.equal((await signIns.byFamily(one.familyId))?.endedAt, T + 5);
-      assert.equal(await signIns.purgeEnded(T + 6), 2);
+      assert.equal(await signIns.purge(T + 1), 2);
       assert.equal(await signIns.byFamily(one.familyId), undefined);
-      assert.equal((await signIns.forSession('other')).length, 1);
+      assert.equal((await signIns.byFamily(two.familyId))?.clientId, 'b');
+      assert.equal((await signIns.forSession('other')).length, 0);
     });
 
     it('sessions: sid and browser kept, listed per user newest first, expired ones left out', async () => {

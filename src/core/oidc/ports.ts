@@ -26,6 +26,10 @@ export interface SignInStore {
   forSession(sid: string): Promise<SignIn[]>;
   /** Marks every sign-in of the session ended; returns those it marked (atomic: a second call gets none). */
   endSession(sid: string, now: number): Promise<SignIn[]>;
-  /** Deletes sign-ins that ended before `before`; returns how many. */
-  purgeEnded(before: number): Promise<number>;
+  /**
+   * Deletes sign-ins recorded before `before` (the server passes now minus
+   * the refresh token lifetime); returns how many. Sessions that expire by
+   * themselves never mark theirs ended, so age is what bounds the table.
+   */
+  purge(before: number): Promise<number>;
 }

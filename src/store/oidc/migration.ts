@@ -42,5 +42,6 @@ export const oidcMigration: Migration = {
       .execute();
     await db.schema.createIndex('sso_sign_ins_sid').ifNotExists().on('sso_sign_ins').column('sid').execute();
     await db.schema.createIndex('sso_sign_ins_ended').ifNotExists().on('sso_sign_ins').column('ended_at').execute();
+    await db.schema.createIndex('sso_sign_ins_created').ifNotExists().on('sso_sign_ins').column('created_at').execute();
   },
 };

@@ -35,8 +35,8 @@ export class SqlSignInStore implements SignInStore {
     return rows.map(toSignIn);
   }
 
-  async purgeEnded(before: number): Promise<number> {
-    const r = await this.db.deleteFrom('sso_sign_ins').where('ended_at', '<', before).executeTakeFirst();
+  async purge(before: number): Promise<number> {
+    const r = await this.db.deleteFrom('sso_sign_ins').where('created_at', '<', before).executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 }
