@@ -123,6 +123,8 @@ export interface DeliveryStore {
   claim(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]>;
   /** Records the attempt and the delivery's next state in one transaction. */
   complete(outcome: AttemptOutcome, now: number): Promise<void>;
+  /** `complete` for several attempts in one transaction (the worker batches them). */
+  completeMany(outcomes: AttemptOutcome[], now: number): Promise<void>;
   get(endpointId: string, eventId: string): Promise<Delivery | undefined>;
   /** Newest first. */
   list(endpointId: string, q: { status?: DeliveryStatus; since?: number; limit: number }): Promise<Delivery[]>;

@@ -51,42 +51,67 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   async complete(o: AttemptOutcome, now: number): Promise<void> {
-    const a = o.attempt;
-    const id = deliveryId(a.endpointId, a.eventId);
-    // Endpoint row first, then the delivery, then the log: one lock order for every
-    // completion, so a worker disabling the endpoint never deadlocks with another
-    // one recording an attempt (PostgreSQL).
+    await this.completeMany([o], now);
+  }
+
+  async completeMany(outcomes: AttemptOutcome[], now: number): Promise<void> {
+    if (outcomes.length === 0) return;
+    const byId = <T extends { attempt: { endpointId: string; eventId: string } }>(x: T, y: T) =>
+      deliveryId(x.attempt.endpointId, x.attempt.eventId) < deliveryId(y.attempt.endpointId, y.attempt.eventId) ? -1 : 1;
+    // Endpoint rows first (in id order), then the deliveries, then the log: one lock
+    // order for every completion, so a worker disabling an endpoint never deadlocks
+    // with another one recording attempts (PostgreSQL).
     await inTransaction(this.db, this.shared, this.scope, async (trx, scope) => {
-      if (o.endpointOk) {
-        await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', a.endpointId).where('failing_since', 'is not', null).execute();
-      } else {
-        await trx.updateTable('webhook_endpoints').set({ failing_since: a.startedAt }).where('id', '=', a.endpointId).where('failing_since', 'is', null).execute();
+      const ok = [...new Set(outcomes.filter((o) => o.endpointOk).map((o) => o.attempt.endpointId))].sort();
+      if (ok.length) {
+        await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', ok).where('failing_since', 'is not', null).execute();
       }
-      if (o.disable) {
-        const r = await trx.updateTable('webhook_endpoints').set({ disabled_at: now, disabled_reason: o.disable.reason, updated_at: now })
-          .where('id', '=', a.endpointId).where('disabled_at', 'is', null).executeTakeFirst();
+      const failing = new Map<string, number>();
+      for (const o of outcomes) if (!o.endpointOk) failing.set(o.attempt.endpointId, Math.min(failing.get(o.attempt.endpointId) ?? Infinity, o.attempt.startedAt));
+      for (const [id, at] of [...failing].sort()) {
+        await trx.updateTable('webhook_endpoints').set({ failing_since: at }).where('id', '=', id).where('failing_since', 'is', null).execute();
+      }
+      for (const o of outcomes.filter((x) => x.disable).sort(byId)) {
+        const r = await trx.updateTable('webhook_endpoints').set({ disabled_at: now, disabled_reason: o.disable!.reason, updated_at: now })
+          .where('id', '=', o.attempt.endpointId).where('disabled_at', 'is', null).executeTakeFirst();
         // Only the worker that disabled it raises webhook.disabled.
         if (Number(r.numUpdatedRows) > 0) {
-          await failPendingOn(trx, a.endpointId, `endpoint disabled: ${o.disable.reason}`, now);
-          await appendEvent(trx, o.disable.event);
+          await failPendingOn(trx, o.attempt.endpointId, `endpoint disabled: ${o.disable!.reason}`, now);
+          await appendEvent(trx, o.disable!.event);
           scope.appended = true;
           scope.endpointsChanged = true;
         }
       }
-      const common = { attempts: a.attempt, lease_until: null, lease_owner: null, last_status: a.statusCode, last_error: a.error, updated_at: now };
-      if (o.next.status === 'delivered') {
-        await trx.updateTable('webhook_deliveries').set({ ...common, status: 'delivered', delivered_at: now }).where('id', '=', id).execute();
-      } else if (o.next.status === 'failed') {
-        await trx.updateTable('webhook_deliveries').set({ ...common, status: 'failed' }).where('id', '=', id).execute();
-      } else {
-        // A delivery dead-lettered meanwhile (its endpoint was disabled) stays so.
-        await trx.updateTable('webhook_deliveries').set({ ...common, status: 'pending', next_attempt_at: o.next.at })
-          .where('id', '=', id).where('status', '=', 'pending').execute();
+
+      // Successes with the same status in one statement: the common case at volume.
+      const delivered = new Map<number | null, string[]>();
+      for (const o of outcomes.filter((x) => x.next.status === 'delivered').sort(byId)) {
+        const ids = delivered.get(o.attempt.statusCode) ?? [];
+        ids.push(deliveryId(o.attempt.endpointId, o.attempt.eventId));
+        delivered.set(o.attempt.statusCode, ids);
       }
-      await trx.insertInto('webhook_attempts').values({
-        delivery_id: id, attempt: a.attempt, endpoint_id: a.endpointId, event_id: a.eventId, started_at: a.startedAt, duration_ms: a.durationMs,
-        status_code: a.statusCode, error: a.error, response: a.response, ok: a.ok ? 1 : 0,
-      }).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
+      for (const [status, ids] of delivered) {
+        await trx.updateTable('webhook_deliveries').set({
+          status: 'delivered', attempts: sql<number>`attempts + 1`, lease_until: null, lease_owner: null, last_status: status, last_error: null,
+          updated_at: now, delivered_at: now,
+        }).where('id', 'in', ids).execute();
+      }
+      for (const o of outcomes.filter((x) => x.next.status !== 'delivered').sort(byId)) {
+        const a = o.attempt;
+        const id = deliveryId(a.endpointId, a.eventId);
+        const common = { attempts: a.attempt, lease_until: null, lease_owner: null, last_status: a.statusCode, last_error: a.error, updated_at: now };
+        if (o.next.status === 'failed') {
+          await trx.updateTable('webhook_deliveries').set({ ...common, status: 'failed' }).where('id', '=', id).execute();
+        } else if (o.next.status === 'pending') {
+          // A delivery dead-lettered meanwhile (its endpoint was disabled) stays so.
+          await trx.updateTable('webhook_deliveries').set({ ...common, status: 'pending', next_attempt_at: o.next.at })
+            .where('id', '=', id).where('status', '=', 'pending').execute();
+        }
+      }
+      await trx.insertInto('webhook_attempts').values(outcomes.map(({ attempt: a }) => ({
+        delivery_id: deliveryId(a.endpointId, a.eventId), attempt: a.attempt, endpoint_id: a.endpointId, event_id: a.eventId, started_at: a.startedAt,
+        duration_ms: a.durationMs, status_code: a.statusCode, error: a.error, response: a.response, ok: a.ok ? 1 : 0,
+      }))).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
     });
   }
 
