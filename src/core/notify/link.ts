@@ -101,7 +101,11 @@ export class ChatLinker {
       }
       if (!updates) {
         this.deps.log?.warn({ status: a.status, error: a.error }, 'notification bot: getUpdates failed');
-        await new Promise((r) => setTimeout(r, 2000).unref());
+        // Back off (a second poller makes the Bot API answer 409), but stop at once when asked.
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, 2000);
+          this.abort.signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+        });
         continue;
       }
       for (const u of updates) {
