@@ -1,8 +1,11 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { OpaqueAccessToken, RefreshToken, TokenFamily } from '../core/model.js';
 import type { TokenStore } from '../core/ports.js';
 import type { AccessTokensTable, DB, RefreshTokensTable } from './schema.js';
 import { joinWords, words } from './codec.js';
+
+/** Rows per DELETE statement when purging (bounded so no statement runs long). */
+export const PURGE_BATCH = 5000;
 
 const toRefresh = (r: RefreshTokensTable): RefreshToken => ({
   tokenHash: r.token_hash, familyId: r.family_id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope),
@@ -86,14 +89,32 @@ export class SqlTokenStore implements TokenStore {
     return (await this.db.selectFrom('revoked_jtis').select('jti').where('jti', '=', jti).executeTakeFirst()) !== undefined;
   }
 
-  async purgeExpired(now: number): Promise<number> {
+  /**
+   * Deletes expired rows in bounded batches (`batch` rows per statement,
+   * yielding between statements) until none are left, so a large backlog
+   * never holds a long lock or, on SQLite, blocks the event loop for long:
+   * requests keep being served while millions of rows go.
+   */
+  async purgeExpired(now: number, batch = PURGE_BATCH): Promise<number> {
     let n = 0;
-    const count = (r: { numDeletedRows: bigint }) => (n += Number(r.numDeletedRows));
-    count(await this.db.deleteFrom('access_tokens').where('expires_at', '<', now).executeTakeFirst());
-    count(await this.db.deleteFrom('revoked_jtis').where('expires_at', '<', now).executeTakeFirst());
-    count(await this.db.deleteFrom('refresh_tokens').where('expires_at', '<', now).executeTakeFirst());
+    n += await this.deleteBatched('access_tokens', 'token_hash', now, batch);
+    n += await this.deleteBatched('revoked_jtis', 'jti', now, batch);
+    n += await this.deleteBatched('refresh_tokens', 'token_hash', now, batch);
     // Used codes are kept a day past expiry so a late replay still revokes what they issued.
-    count(await this.db.deleteFrom('authorization_codes').where('expires_at', '<', now - 86_400_000).executeTakeFirst());
+    n += await this.deleteBatched('authorization_codes', 'code_hash', now - 86_400_000, batch);
     return n;
+  }
+
+  private async deleteBatched(table: keyof DB, key: string, expiredBefore: number, batch: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      // By primary key through a LIMITed subquery: portable (SQLite has no DELETE … LIMIT by default, PostgreSQL none at all).
+      const r = await sql`DELETE FROM ${sql.table(table)} WHERE ${sql.ref(key)} IN (
+        SELECT ${sql.ref(key)} FROM ${sql.table(table)} WHERE expires_at < ${expiredBefore} LIMIT ${batch})`.execute(this.db);
+      const deleted = Number(r.numAffectedRows ?? 0n);
+      total += deleted;
+      if (deleted < batch) return total;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 }

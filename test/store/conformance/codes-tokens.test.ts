@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { SqlStorage } from '../../../src/store/index.js';
+import type { SqlTokenStore } from '../../../src/store/tokens.js';
 import { databaseKinds } from '../../helpers/db.js';
 import { aCode, aFamily, anAccess, aRefresh, DAY, freshStorage, MINUTE, T } from '../fixtures.js';
 
@@ -170,6 +171,20 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.deepEqual(await storage.tokens.getFamily(family.id), family);
 
       assert.equal(await storage.tokens.purgeExpired(now), 0);
+    });
+
+    it('purges a backlog larger than one batch, statement by statement, and nothing live', async () => {
+      // Just after the test above, whose live rows must stay.
+      const now = T + 10 * DAY + 1;
+      const family = aFamily();
+      await storage.tokens.createFamily(family);
+      const dead = Array.from({ length: 7 }, () => anAccess(family, { expiresAt: now - 1 }));
+      const live = anAccess(family, { expiresAt: now + MINUTE });
+      for (const t of [...dead, live]) await storage.tokens.saveAccess(t);
+      // Batches of 3: two full statements, a partial one, then done.
+      assert.equal(await (storage.tokens as SqlTokenStore).purgeExpired(now, 3), 7);
+      for (const t of dead) assert.equal(await storage.tokens.getAccess(t.tokenHash), undefined);
+      assert.deepEqual(await storage.tokens.getAccess(live.tokenHash), live);
     });
   });
 }
