@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import type { OpaqueAccessToken, RefreshToken, TokenFamily } from '../core/model.js';
 import type { TokenStore } from '../core/ports.js';
 import type { AccessTokensTable, DB, RefreshTokensTable } from './schema.js';
@@ -21,6 +21,23 @@ const toAccess = (r: AccessTokensTable): OpaqueAccessToken => ({
 export class SqlTokenStore implements TokenStore {
   constructor(private readonly db: Kysely<DB>) {}
 
+  /** The lookups on the introspection and refresh paths, compiled once per store (SQL text and parameter order). */
+  private readonly compiled = new Map<string, CompiledQuery<unknown>>();
+
+  /**
+   * Runs a one-parameter lookup through its compiled form: building and
+   * compiling a kysely query costs more than SQLite's answer to it. `build`
+   * is called once, with a placeholder in the parameter's place.
+   */
+  private async first<R>(name: string, build: () => Compilable<R>, param: string): Promise<R | undefined> {
+    let q = this.compiled.get(name) as CompiledQuery<R> | undefined;
+    if (!q) {
+      q = build().compile();
+      this.compiled.set(name, q);
+    }
+    return (await this.db.executeQuery<R>({ ...q, parameters: [param] })).rows[0];
+  }
+
   async createFamily(f: TokenFamily): Promise<void> {
     await this.db.insertInto('token_families').values({
       id: f.id, client_id: f.clientId, user_id: f.userId, scope: joinWords(f.scope), created_at: f.createdAt, revoked_at: f.revokedAt,
@@ -28,7 +45,7 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async getFamily(id: string): Promise<TokenFamily | undefined> {
-    const r = await this.db.selectFrom('token_families').selectAll().where('id', '=', id).executeTakeFirst();
+    const r = await this.first('getFamily', () => this.db.selectFrom('token_families').selectAll().where('id', '=', ''), id);
     return r && { id: r.id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope), createdAt: r.created_at, revokedAt: r.revoked_at };
   }
 
@@ -52,7 +69,7 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async getRefresh(tokenHash: string): Promise<RefreshToken | undefined> {
-    const r = await this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    const r = await this.first('getRefresh', () => this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', ''), tokenHash);
     return r && toRefresh(r);
   }
 
@@ -73,7 +90,7 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async getAccess(tokenHash: string): Promise<OpaqueAccessToken | undefined> {
-    const r = await this.db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    const r = await this.first('getAccess', () => this.db.selectFrom('access_tokens').selectAll().where('token_hash', '=', ''), tokenHash);
     return r && toAccess(r);
   }
 
@@ -86,7 +103,7 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async isJtiRevoked(jti: string): Promise<boolean> {
-    return (await this.db.selectFrom('revoked_jtis').select('jti').where('jti', '=', jti).executeTakeFirst()) !== undefined;
+    return (await this.first('isJtiRevoked', () => this.db.selectFrom('revoked_jtis').select('jti').where('jti', '=', ''), jti)) !== undefined;
   }
 
   /**

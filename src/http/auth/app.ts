@@ -30,7 +30,6 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger)
     },
   });
   await app.register(formbody);
-  await app.register(cookie);
   app.setErrorHandler(handleError);
   app.addHook('preHandler', rejectNulCharacters);
   app.setNotFoundHandler((req, reply) => {
@@ -42,12 +41,18 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger)
   app.get('/readyz', async (_req, reply) => ((await gh.storage.ready()) ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable' })));
 
   await oauthRoutes(app, gh);
-  await authorizeRoutes(app, gh);
-  await loginRoutes(app, gh);
-  await notifyLinkRoutes(app, gh);
-  await oidcRoutes(app, gh);
-  await accountRoutes(app, gh);
-  await federationRoutes(app, gh);
+  // Only the pages (and the OpenID Connect routes beside them) use cookies: @fastify/cookie's
+  // hooks run on every request of the context that registers it, so the token, introspection
+  // and revocation endpoints live outside this one and do not pay for them.
+  await app.register(async (pages) => {
+    await pages.register(cookie);
+    await authorizeRoutes(pages, gh);
+    await loginRoutes(pages, gh);
+    await notifyLinkRoutes(pages, gh);
+    await oidcRoutes(pages, gh);
+    await accountRoutes(pages, gh);
+    await federationRoutes(pages, gh);
+  });
   await app.register(async (admin) => adminRoutes(admin, gh), { prefix: '/admin' });
   return app;
 }
