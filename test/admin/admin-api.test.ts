@@ -31,6 +31,11 @@ describe('admin HTTP API', () => {
     assert.equal(wrong.status, 401);
   });
 
+  it('accepts the scheme in any case (RFC 7235 §2.1)', async () => {
+    const res = await fetch(`${server.url}/admin/clients`, { headers: { authorization: `bearer ${ADMIN}` } });
+    assert.equal(res.status, 200);
+  });
+
   it('creates, lists, rotates the secret of and deletes a client', async () => {
     const res = await admin('/clients', { method: 'POST', body: JSON.stringify({ client_name: 'Batch job', grant_types: ['client_credentials'], scope: 'read' }) });
     assert.equal(res.status, 201);

@@ -61,7 +61,8 @@ export async function adminRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
   const adminToken = gh.config.adminToken;
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     noStore(reply);
-    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+    // RFC 7235 §2.1: the scheme is case-insensitive.
+    const m = /^Bearer +(.+)$/i.exec(req.headers.authorization ?? '');
     if (!adminToken || !m || !safeEqual(m[1]!, adminToken)) {
       reply.header('www-authenticate', 'Bearer realm="gatehouse-admin"');
       throw new OAuthError('invalid_token', adminToken ? 'admin credential required' : 'the admin API is disabled (set GATEHOUSE_ADMIN_TOKEN)', 401);
