@@ -100,3 +100,16 @@ export function handleError(error: unknown, req: FastifyRequest, reply: FastifyR
   if (kind === 'page') return sendErrorPage(reply, oauth.status, oauth.status >= 500 ? 'Something went wrong' : 'Bad request', oauth.description ?? oauth.error);
   return sendOAuthError(reply, oauth);
 }
+
+/**
+ * CORS for endpoints that take bearer tokens ({api_url}/user, userinfo): a
+ * bearer token is not an ambient credential, so any origin may call with one
+ * (spec §4 rules 1.6 and 2.3: the client's browser side calls the API).
+ */
+export const BEARER_CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST',
+  'access-control-allow-headers': 'Authorization, Content-Type',
+  'access-control-expose-headers': 'WWW-Authenticate',
+  'access-control-max-age': '600',
+} as const;

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { User } from '../core/model.js';
 import type { UserStore } from '../core/ports.js';
 import type { DB, UsersTable } from './schema.js';
+import { isUniqueViolation } from './codec.js';
 
 const toUser = (r: UsersTable): User => ({
   id: r.id, username: r.username, email: r.email, name: r.name, passwordHash: r.password_hash, createdAt: r.created_at,
@@ -23,9 +24,7 @@ export class SqlUserStore implements UserStore {
         password_hash: u.passwordHash, created_at: u.createdAt,
       }).execute();
     } catch (e) {
-      // SQLite: SQLITE_CONSTRAINT_UNIQUE; PostgreSQL: 23505 unique_violation.
-      const code = (e as { code?: string }).code;
-      if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505') throw new UsernameTakenError(u.username);
+      if (isUniqueViolation(e)) throw new UsernameTakenError(u.username);
       throw e;
     }
   }

@@ -1,25 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runCli as run } from '../helpers/cli.js';
 import { loadConfig } from '../../src/config.js';
 import { startGatehouse } from '../../src/server.js';
-
-const BIN = join(import.meta.dirname, '../../bin/gatehouse.mjs');
-
-function run(args: string[], env: Record<string, string>, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdin.end(stdin);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('gatehouse bot create', () => {
   let dir: string;

@@ -4,22 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const BIN = join(import.meta.dirname, '../../bin/gatehouse.mjs');
-
-interface Result { code: number | null; stdout: string; stderr: string }
-
-function run(args: string[], env: Record<string, string>, stdin?: string): Promise<Result> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdin.end(stdin ?? '');
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { BIN, runCli as run } from '../helpers/cli.js';
 
 describe('gatehouse command line', () => {
   let dir: string;

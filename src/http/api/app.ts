@@ -8,20 +8,9 @@ import type { Gatehouse } from '../../gatehouse.js';
 import { gatehouseFastify, sendBearerError } from '../../middleware/fastify.js';
 import { apiVerifier, lazyVerifier } from './verifier.js';
 import { clientCertificateReader, httpsOptions } from '../tls.js';
+import { BEARER_CORS } from '../common.js';
 
 const REALM = 'gatehouse';
-
-/**
- * CORS for the browser side of clients (spec §4 rule 1.6, rule 2.3): bearer
- * tokens are not ambient credentials, so any origin may call with one.
- */
-const CORS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, POST',
-  'access-control-allow-headers': 'Authorization, Content-Type',
-  'access-control-expose-headers': 'WWW-Authenticate',
-  'access-control-max-age': '600',
-};
 
 /** Builds the resource server ({api_url}); never listens. */
 export async function buildApiServer(gh: Gatehouse, logger?: FastifyBaseLogger, verifier?: AccessTokenVerifier): Promise<FastifyInstance> {
@@ -46,7 +35,7 @@ export async function buildApiServer(gh: Gatehouse, logger?: FastifyBaseLogger, 
   });
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found', error_description: 'no resource at this address' }));
   app.addHook('onRequest', async (_req, reply) => {
-    reply.headers(CORS);
+    reply.headers(BEARER_CORS);
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -8,7 +8,7 @@ import { extractBearerToken } from '../../core/resource/bearer.js';
 import type { Params } from '../../core/params.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { sendBearerError } from '../../middleware/fastify.js';
-import { isForm, noStore, sendErrorPage, sendPage } from '../common.js';
+import { BEARER_CORS, isForm, noStore, sendErrorPage, sendPage } from '../common.js';
 import { logoutConfirmPage, signedOutPage } from '../pages/account.js';
 import { metadata } from './oauth-routes.js';
 import { clearSession, currentSession, logUndelivered } from './session-cookie.js';
@@ -17,12 +17,6 @@ const END_SESSION = 'end-session';
 const REALM = 'gatehouse';
 
 /** UserInfo answers bearer tokens, which are not ambient credentials: any origin may call it (as {api_url}/user). */
-const CORS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, POST',
-  'access-control-allow-headers': 'Authorization, Content-Type',
-  'access-control-expose-headers': 'WWW-Authenticate',
-};
 
 /**
  * OpenID Connect at the authorization server: discovery, UserInfo, and
@@ -37,7 +31,7 @@ export async function oidcRoutes(app: FastifyInstance, gh: Gatehouse): Promise<v
 
   // OpenID Connect Core §5.3: GET or POST, the access token as RFC 6750 allows.
   const userinfo = async (req: FastifyRequest, reply: FastifyReply) => {
-    reply.headers(CORS);
+    reply.headers(BEARER_CORS);
     noStore(reply);
     try {
       const token = extractBearerToken({
@@ -51,7 +45,7 @@ export async function oidcRoutes(app: FastifyInstance, gh: Gatehouse): Promise<v
   };
   app.get(USERINFO_PATH, { config: json }, userinfo);
   app.post(USERINFO_PATH, { config: json }, userinfo);
-  app.options(USERINFO_PATH, { config: json }, async (_req, reply) => reply.headers(CORS).code(204).send());
+  app.options(USERINFO_PATH, { config: json }, async (_req, reply) => reply.headers(BEARER_CORS).code(204).send());
 
   /** After sign-out: back to the application when it named a registered address (§3), else our own page. */
   const finish = (reply: FastifyReply, es: Pick<EndSessionRequest, 'postLogoutRedirectUri' | 'state'>, status: 302 | 303) => {

@@ -3,14 +3,10 @@ import { sql } from 'kysely';
 import { BotUsernameTakenError, type BotRecord, type BotStore, type NewBot, type Webhook } from '../../core/bot/ports.js';
 import { firstUpdateId } from '../../core/bot/token.js';
 import type { BotsTable, DB } from '../schema.js';
+import { isUniqueViolation } from '../codec.js';
 
 const list = (s: string | null): string[] | null => (s === null ? null : (JSON.parse(s) as string[]));
 
-export const isUniqueViolation = (e: unknown) => {
-  // SQLite: SQLITE_CONSTRAINT_*; PostgreSQL: 23505 unique_violation.
-  const code = (e as { code?: string }).code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
-};
 
 export const toBot = (r: BotsTable): BotRecord => ({
   id: r.id,
