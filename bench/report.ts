@@ -8,14 +8,20 @@ export interface Row {
   label: string;
   db: string;
   figures: Figures;
-  /** req/s divided by the bare Fastify route's, same run. */
+  /** The row divided by (default `fastify`: the mean of both bare Fastify measurements). */
+  ceiling: string;
+  peer: string | undefined;
+  /** req/s divided by the ceiling's, same run. */
   ratio: number | undefined;
   /**
-   * The bare Fastify route's CPU per request divided by this row's: the req/s
-   * ratio the two would have if each had a core to itself, and far steadier
-   * than req/s on a shared machine.
+   * The ceiling's CPU per request divided by this row's: the req/s ratio the
+   * two would have if each had a core to itself, steadier than req/s on a
+   * shared machine.
    */
   cpuRatio: number | undefined;
+  /** req/s divided by the peer's (node-oidc-provider doing the same work). */
+  peerRatio: number | undefined;
+  peerCpuRatio: number | undefined;
 }
 
 /** The id of the second measurement of the reference, at the end of each run. */
@@ -23,41 +29,65 @@ export const REFERENCE_AGAIN = 'fastify-end';
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** Fills in both ratios against the mean of the run's two bare Fastify measurements. */
+/** Fills in the ratios: to the ceiling (the bare Fastify mean, or the row's own) and to the peer. */
 export function applyReference(rows: Row[]): void {
   const refs = rows.filter((r) => r.id === 'fastify' || r.id === REFERENCE_AGAIN).map((r) => r.figures);
-  const rps = mean(refs.map((f) => f.rps));
   const cpus = refs.map((f) => f.cpuPerRequestUs).filter((c): c is number => c !== undefined);
-  const cpu = cpus.length === refs.length ? mean(cpus) : undefined;
+  const fastify = { rps: mean(refs.map((f) => f.rps)), cpu: cpus.length === refs.length ? mean(cpus) : undefined };
+  const find = (id: string, db: string) => rows.find((r) => r.id === id && r.db === db) ?? rows.find((r) => r.id === id);
   for (const r of rows) {
-    r.ratio = r.figures.rps / rps;
-    r.cpuRatio = cpu === undefined || r.figures.cpuPerRequestUs === undefined ? undefined : cpu / r.figures.cpuPerRequestUs;
+    const c = r.ceiling === 'fastify' ? fastify : (() => {
+      const row = find(r.ceiling, r.db);
+      return row ? { rps: row.figures.rps, cpu: row.figures.cpuPerRequestUs } : undefined;
+    })();
+    if (c && r.id !== 'wakeup' && !r.id.startsWith('webhooks')) {
+      r.ratio = r.figures.rps / c.rps;
+      r.cpuRatio = c.cpu === undefined || r.figures.cpuPerRequestUs === undefined ? undefined : c.cpu / r.figures.cpuPerRequestUs;
+    }
+    const p = r.peer ? rows.find((x) => x.id === r.peer) : undefined;
+    if (p) {
+      r.peerRatio = r.figures.rps / p.figures.rps;
+      r.peerCpuRatio = p.figures.cpuPerRequestUs === undefined || r.figures.cpuPerRequestUs === undefined ? undefined : p.figures.cpuPerRequestUs / r.figures.cpuPerRequestUs;
+    }
   }
 }
 
 export interface Run {
   rows: Row[];
+  /** /proc/loadavg's 1-minute figure when the run started and ended. */
+  load: [number, number];
 }
 
 const require = createRequire(import.meta.url);
-const versionOf = (pkg: string) => (require(`${pkg}/package.json`) as { version: string }).version;
+export const versionOf = (pkg: string) => (require(`${pkg}/package.json`) as { version: string }).version;
 
 export function machine(): string {
   const cs = cpus();
   const model = cs[0]?.model.trim() ?? 'unknown CPU';
   const gib = (totalmem() / 2 ** 30).toFixed(1);
   return `${cs.length} × ${model}, ${gib} GiB RAM, ${platform()} ${release()}, Node ${process.version}, ` +
-    `fastify ${versionOf('fastify')}, autocannon ${versionOf('autocannon')}`;
+    `fastify ${versionOf('fastify')}, oidc-provider ${versionOf('oidc-provider')}, autocannon ${versionOf('autocannon')}`;
 }
 
-const HEAD = ['scenario', 'db', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'vs Fastify', 'CPU µs/req', 'server CPU', 'CPU vs Fastify'];
+export function loadAverage(): number {
+  try {
+    return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+  } catch {
+    return NaN;
+  }
+}
 
-const percent = (x: number | undefined) => (x === undefined ? '-' : `${(x * 100).toFixed(0)}%`);
+const HEAD = ['scenario', 'db', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'vs ceiling', 'vs peer', 'CPU µs/req', 'server CPU', 'CPU vs ceiling', 'CPU vs peer'];
+
+export const percent = (x: number | undefined) => (x === undefined ? '-' : `${(x * 100).toFixed(0)}%`);
+const times = (x: number | undefined) => (x === undefined ? '-' : `${x.toFixed(1)}×`);
+const ms = (x: number) => (x < 10 && !Number.isInteger(x) ? x.toFixed(2) : x.toFixed(1));
 
 function cells(r: Row): string[] {
   const f = r.figures;
-  return [r.id, r.db, f.rps.toFixed(0), f.p50.toFixed(1), f.p99.toFixed(1), String(f.non2xx), String(f.errors),
-    percent(r.ratio), f.cpuPerRequestUs === undefined ? '-' : f.cpuPerRequestUs.toFixed(0), percent(f.serverCpuShare), percent(r.cpuRatio)];
+  const ceiling = (x: number | undefined) => (x === undefined ? '-' : `${percent(x)}${r.ceiling === 'fastify' ? '' : ` of ${r.ceiling}`}`);
+  return [r.id, r.db, f.rps.toFixed(0), ms(f.p50), ms(f.p99), String(f.non2xx), String(f.errors), ceiling(r.ratio), times(r.peerRatio),
+    f.cpuPerRequestUs === undefined ? '-' : f.cpuPerRequestUs.toFixed(0), percent(f.serverCpuShare), ceiling(r.cpuRatio), times(r.peerCpuRatio)];
 }
 
 export function textTable(rows: Row[]): string {
@@ -67,59 +97,72 @@ export function textTable(rows: Row[]): string {
   return [line(HEAD), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
-export function markdownTable(rows: Row[]): string {
+export function markdownTable<R = Row>(rows: R[], head = HEAD, toCells: (r: R) => string[] = cells as unknown as (r: R) => string[]): string {
   const line = (c: string[]) => `| ${c.join(' | ')} |`;
-  return [line(HEAD), line(HEAD.map((_, i) => (i < 2 ? '---' : '---:'))), ...rows.map((r) => line(cells(r)))].join('\n');
+  return [line(head), line(head.map((_, i) => (i < 2 ? '---' : '---:'))), ...rows.map((r) => line(toCells(r)))].join('\n');
 }
+
+const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
 /** The issue's targets, checked against one run. */
 export function targetNotes(rows: Row[]): string[] {
   const notes: string[] = [];
+  const cpu = (r: Row) => (r.cpuRatio === undefined ? '' : ` (by CPU per request: ${percent(r.cpuRatio)})`);
+  const peerCpu = (r: Row) => (r.peerCpuRatio === undefined ? '' : ` (by CPU per request: ${times(r.peerCpuRatio)})`);
   for (const r of rows) {
-    if (r.ratio === undefined) continue;
-    const cpu = r.cpuRatio === undefined ? '' : ` (by CPU per request: ${percent(r.cpuRatio)})`;
-    if (r.id === 'cc') notes.push(`client_credentials (JWT, ${r.db}): ${percent(r.ratio)} of bare Fastify's req/s${cpu} — target ≥ 40%: ${r.ratio >= 0.4 ? 'met' : 'NOT met'}`);
-    if (r.id === 'introspect') notes.push(`introspection (JWT, ${r.db}): ${percent(r.ratio)} of bare Fastify's req/s${cpu}`);
+    const f = r.figures;
+    if (r.id === 'cc' && r.ratio !== undefined) {
+      notes.push(`client_credentials (JWT, ${r.db}): ${percent(r.ratio)} of bare Fastify${cpu(r)} — target ≥ 40%: ${met(r.ratio >= 0.4)}` +
+        (r.peerRatio === undefined ? '' : `; ${times(r.peerRatio)} node-oidc-provider's JWT mode${peerCpu(r)} — target ≥ 3×: ${met(r.peerRatio >= 3)}`));
+    }
+    if ((r.id === 'introspect' || r.id === 'introspect-opaque') && r.ratio !== undefined) {
+      notes.push(`${r.id} (${r.db}): ${percent(r.ratio)} of bare Fastify${cpu(r)} — target ≥ 50%: ${met(r.ratio >= 0.5)}` +
+        (r.peerRatio === undefined ? '' : `; ${times(r.peerRatio)} node-oidc-provider${peerCpu(r)} — target ≥ 2×: ${met(r.peerRatio >= 2)}`));
+    }
+    if (r.id === 'user' && r.ratio !== undefined) notes.push(`/user with a JWT (${r.db}): ${percent(r.ratio)} of the API's bare /healthz${cpu(r)} — target ≥ 50%: ${met(r.ratio >= 0.5)}`);
+    if (r.id === 'login') notes.push(`password login (${r.db}): ${f.rps.toFixed(0)}/s — target ≥ 150/s: ${met(f.rps >= 150)}`);
+    if (r.id === 'send' && r.ratio !== undefined) notes.push(`sendMessage (${r.db}): ${percent(r.ratio)} of bare Fastify${cpu(r)} — target ≥ 30%: ${met(r.ratio >= 0.3)}`);
+    if (r.id === 'wakeup') notes.push(`getUpdates wake-up (${r.db}): p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms at ${f.rps.toFixed(0)} messages/s — target p99 < 10 ms: ${met(f.p99 < 10)}`);
+    if (r.id === 'webhooks') notes.push(`webhooks at 2,000 events/s (${r.db}): ${f.rps.toFixed(0)} deliveries/s, delay p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms — target p50 < 20 ms: ${met(f.p50 < 20)}`);
+    if (r.id === 'webhooks-max') notes.push(`webhooks flat out (${r.db}): ${f.rps.toFixed(0)} deliveries/s — target ≥ 2,000/s: ${met(f.rps >= 2000)}`);
   }
   return notes;
 }
 
-const START = '<!-- bench:start (generated by `npm run bench`; edit outside these markers) -->';
-const END = '<!-- bench:end -->';
-
-const SKELETON = `# Benchmarks
-
-${START}
-${END}
-`;
-
 /**
- * Rewrites the generated part of `path` (between the markers) and keeps
- * everything around it, so notes written by hand survive a re-run.
+ * Rewrites the generated part of `path` between `<!-- NAME:start … -->` and
+ * `<!-- NAME:end -->`, keeping everything around it, so notes written by
+ * hand survive a re-run.
  */
-export function writeMarkdown(path: string, runs: Run[], meta: { command: string; scenarioLabels: Map<string, string>; settings: string }): void {
+export function replaceSection(path: string, name: string, generated: string): void {
+  const start = `<!-- ${name}:start (generated by \`npm run bench\`; edit outside these markers) -->`;
+  const end = `<!-- ${name}:end -->`;
+  const current = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
+  const a = current.indexOf(`<!-- ${name}:start`);
+  const b = current.indexOf(end);
+  const block = `${start}\n${generated}\n${end}`;
+  const next = a >= 0 && b > a ? current.slice(0, a) + block + current.slice(b + end.length) : `${current.trimEnd()}\n\n${block}\n`;
+  writeFileSync(path, next);
+}
+
+export function writeMarkdown(path: string, runs: Run[], meta: { command: string; scenarioLabels: Map<string, string>; settings: string; chart?: string }): void {
   const labels = [...meta.scenarioLabels].map(([id, label]) => `- \`${id}\`: ${label}`).join('\n');
   const tables = runs.map((run, i) => {
     const notes = targetNotes(run.rows).map((n) => `- ${n}`).join('\n');
-    return `${runs.length > 1 ? `### Run ${i + 1} of ${runs.length}\n\n` : ''}${markdownTable(run.rows)}\n${notes ? `\n${notes}\n` : ''}`;
+    const title = runs.length > 1 ? `### Run ${i + 1} of ${runs.length}` : '### Results';
+    return `${title} (load average ${run.load[0].toFixed(2)} at the start, ${run.load[1].toFixed(2)} at the end)\n\n${markdownTable(run.rows)}\n${notes ? `\n${notes}\n` : ''}`;
   }).join('\n');
-  const generated = [
-    START,
+  replaceSection(path, 'bench', [
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${meta.command}\`.`,
     '',
     `Machine: ${machine()}.`,
     '',
     `Load: ${meta.settings}.`,
     '',
+    ...(meta.chart ? [`![req/s per scenario: Gatehouse on SQLite and PostgreSQL, node-oidc-provider, the ceiling](${meta.chart})`, ''] : []),
     tables,
     'Scenarios:',
     '',
     labels,
-    END,
-  ].join('\n');
-  const current = existsSync(path) ? readFileSync(path, 'utf8') : SKELETON;
-  const a = current.indexOf(START);
-  const b = current.indexOf(END);
-  const next = a >= 0 && b > a ? current.slice(0, a) + generated + current.slice(b + END.length) : `${current.trimEnd()}\n\n${generated}\n`;
-  writeFileSync(path, next);
+  ].join('\n'));
 }

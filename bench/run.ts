@@ -1,18 +1,25 @@
 /**
- * `npm run bench [-- options]`: Gatehouse's throughput next to a bare Node
- * http server and a bare Fastify route, measured in one run on loopback with
- * autocannon. Every server runs in a child process of its own; all of them
- * are stopped (and temp databases removed) at the end, on error and on Ctrl-C.
+ * `npm run bench [-- options]`: Gatehouse next to its ceilings (a bare Node
+ * http server, a bare Fastify route) and its peer (node-oidc-provider),
+ * measured in one run on loopback with autocannon. Every server runs in a
+ * child process of its own; all of them are stopped (and temp databases
+ * removed) at the end, on error and on Ctrl-C. `--seed N` measures instead
+ * how the token and introspection figures move with N stored rows
+ * (bench/seed.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { writeChart } from './chart.js';
 import { GATEHOUSE_BIN, postgresReachable, startGatehouse, type DbKind } from './gatehouse.js';
+import { subscribeReceiver } from './latency.js';
 import { measure, type LoadOptions } from './load.js';
+import { startPeer } from './peer.js';
 import { jsonField, startChild, stopAll } from './procs.js';
-import { applyReference, REFERENCE_AGAIN, targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
-import { ceilingScenarios, gatehouseScenarios, SCENARIO_IDS, type Scenario } from './scenarios.js';
+import { applyReference, loadAverage, REFERENCE_AGAIN, targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
+import { ceilingScenarios, gatehouseScenarios, peerScenarios, SCENARIO_IDS, webhookScenarios, type Scenario } from './scenarios.js';
+import { seedRun } from './seed.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -20,14 +27,18 @@ const USAGE = `usage: npm run bench -- [options]
   --warmup S        seconds of warm-up per scenario, thrown away (default 1)
   --connections N   concurrent connections, pipelining 1 (default 50)
   --db KIND         sqlite | postgres | both (default both; postgres is skipped when unreachable)
-  --only IDS        comma-separated subset of ${SCENARIO_IDS.join(',')} (fastify always runs: it is the reference)
+  --only IDS        comma-separated subset of ${SCENARIO_IDS.join(',')}
+                    (fastify always runs: it is the reference; a Gatehouse row brings its peer row)
   --runs N          repeat the whole measurement N times (default 1)
   --gatehouse NAME=PATH
                     also measure another checkout's bin/gatehouse.mjs (repeatable; for before/after
                     comparisons in one run, e.g. --gatehouse before=/tmp/old/bin/gatehouse.mjs)
   --profile DIR     run every server under node --cpu-prof, profiles written to DIR
                     (read one with: node --import tsx bench/profile-summary.ts FILE)
+  --seed N[,M…]     cost vs data instead: token and introspection scenarios with 0, then N (then M)
+                    stored tokens and grants, and a purge of expired rows under load (bench/seed.ts)
   --out FILE        markdown report (default docs/benchmarks.md)
+  --chart FILE      SVG chart (default docs/benchmarks.svg, beside --out)
   --no-write        print the table only`;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -43,7 +54,9 @@ function options() {
       runs: { type: 'string', default: '1' },
       gatehouse: { type: 'string', multiple: true },
       profile: { type: 'string' },
+      seed: { type: 'string' },
       out: { type: 'string', default: resolve(ROOT, 'docs/benchmarks.md') },
+      chart: { type: 'string', default: resolve(ROOT, 'docs/benchmarks.svg') },
       'no-write': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -67,6 +80,7 @@ function options() {
     if (!m) throw new Error('--gatehouse takes NAME=PATH');
     variants.push({ name: m[1]!, bin: resolve(m[2]!) });
   }
+  const seed = values.seed?.split(',').map((v) => num('seed', v.replace(/_/g, ''), 1000, 100_000_000));
   return {
     variants,
     load: {
@@ -78,7 +92,9 @@ function options() {
     only,
     runs: num('runs', values.runs, 1, 5),
     profile: values.profile ? resolve(values.profile) : undefined,
+    seed,
     out: values['no-write'] ? undefined : resolve(values.out),
+    chart: values['no-write'] ? undefined : resolve(values.chart),
   };
 }
 
@@ -87,8 +103,6 @@ const serverScript = (name: string) => fileURLToPath(new URL(`./servers/${name}.
 
 async function main(): Promise<void> {
   const opts = options();
-  const wanted = (id: string) => id === 'fastify' || !opts.only || opts.only.has(id);
-
   let dbs: DbKind[] = opts.db === 'both' ? ['sqlite', 'postgres'] : [opts.db];
   if (dbs.includes('postgres') && !(await postgresReachable())) {
     if (opts.db === 'postgres') throw new Error('PostgreSQL is not reachable (set GATEHOUSE_BENCH_PG_URL)');
@@ -96,20 +110,42 @@ async function main(): Promise<void> {
     dbs = dbs.filter((d) => d !== 'postgres');
   }
   if (opts.profile) mkdirSync(opts.profile, { recursive: true });
-
   const profileFlags = opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${opts.profile}`] : [];
-  const [http, fastify, fastifyForm] = await Promise.all(['bare-http', 'bare-fastify', 'fastify-form'].map((s) =>
-    startChild(s, [...profileFlags, '--import', 'tsx', serverScript(s)], urlLine).then((r) => ({ url: r.value, pid: r.child.proc.pid }))));
+  const bare = (s: string) => startChild(s, [...profileFlags, '--import', 'tsx', serverScript(s)], urlLine).then((r) => ({ url: r.value, pid: r.child.proc.pid }));
+
+  if (opts.seed) {
+    await seedRun({ dbs, sizes: opts.seed, load: opts.load, out: opts.out, command: commandLine(), profileFlags, fastify: await bare('bare-fastify') });
+    return;
+  }
+
+  const wanted = (id: string) => id === 'fastify' || !opts.only || opts.only.has(id);
+  // A Gatehouse row asked for brings the peer row it is compared with.
+  const peerWanted = (id: string) => !opts.only || opts.only.has(id) ||
+    [...opts.only].some((o) => ({ cc: 'peer-cc', 'cc-opaque': 'peer-cc-opaque', introspect: 'peer-introspect', 'introspect-opaque': 'peer-introspect', refresh: 'peer-refresh' } as Record<string, string>)[o] === id);
+  const [http, fastify, fastifyForm] = await Promise.all(['bare-http', 'bare-fastify', 'fastify-form'].map(bare));
   const groups: { db: string; scenarios: Scenario[] }[] = [{ db: '-', scenarios: ceilingScenarios({ http: http!, fastify: fastify!, fastifyForm: fastifyForm! }) }];
+  const peerIds = ['peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'];
+  if (peerIds.some(peerWanted)) {
+    const peer = await startPeer(profileFlags);
+    groups.push({ db: 'memory', scenarios: peerScenarios(peer, opts.load).filter((s) => peerWanted(s.id)) });
+  }
+  const needWebhooks = wanted('webhooks') || wanted('webhooks-max');
+  const receiver = needWebhooks ? (await startChild('webhook receiver', ['--import', 'tsx', serverScript('webhook-receiver')], urlLine)).value : undefined;
   for (const db of dbs) {
     for (const v of opts.variants) {
+      const name = v.name ? `${db}/${v.name}` : db;
       const gh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin });
-      groups.push({ db: v.name ? `${db}/${v.name}` : db, scenarios: gatehouseScenarios(gh, opts.load.connections) });
+      groups.push({ db: name, scenarios: gatehouseScenarios(gh, opts.load).filter((s) => wanted(s.id)) });
+      if (needWebhooks) {
+        // Its own process with the worker role: recording token.issued slows the token endpoint, and the worker's load would skew the other rows.
+        const wh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth,worker', minimal: true });
+        await subscribeReceiver(wh, receiver!);
+        groups.push({ db: name, scenarios: webhookScenarios(wh, receiver!).filter((s) => wanted(s.id)) });
+      }
     }
   }
   if (opts.profile) {
-    // Profile files are named CPU.<date>.<time>.<pid>.…; the main thread's has thread index 0.
-    const pids = [`bare-http ${http!.pid}`, `bare-fastify ${fastify!.pid}`, `fastify-form ${fastifyForm!.pid}`, ...groups.slice(1).map((g) => `gatehouse (${g.db}) ${g.scenarios[0]!.pid}`)];
+    const pids = groups.flatMap((g) => [...new Set(g.scenarios.map((s) => s.pid))].map((pid) => `${g.db} ${pid}`));
     process.stderr.write(`bench: profiling into ${opts.profile}: ${pids.join(', ')}\n`);
   }
 
@@ -118,36 +154,51 @@ async function main(): Promise<void> {
   const reference = groups[0]!.scenarios.find((sc) => sc.id === 'fastify')!;
   const measureOne = async (s: Scenario, id: string, db: string, run: number): Promise<Row> => {
     process.stderr.write(`bench: ${opts.runs > 1 ? `run ${run + 1}/${opts.runs}, ` : ''}${id}${db === '-' ? '' : ` (${db})`}…\n`);
-    const figures = await measure(await s.prepare(), opts.load, s.pid);
-    return { id, label: s.label, db, figures, ratio: undefined, cpuRatio: undefined };
+    const figures = s.run ? await s.run(opts.load) : await measure(await s.prepare!(), opts.load, s.pid);
+    return { id, label: s.label, db, figures, ceiling: s.ceiling ?? 'fastify', peer: s.peer, ratio: undefined, cpuRatio: undefined, peerRatio: undefined, peerCpuRatio: undefined };
   };
   for (let i = 0; i < opts.runs; i++) {
     const rows: Row[] = [];
+    const loadAtStart = loadAverage();
     for (const { db, scenarios } of groups) {
-      for (const s of scenarios.filter((sc) => wanted(sc.id))) {
+      for (const s of scenarios.filter((sc) => wanted(sc.id) || sc.id.startsWith('peer-'))) {
         labels.set(s.id, s.label);
-        rows.push(await measureOne(s, s.id, db, i));
+        try {
+          rows.push(await measureOne(s, s.id, db, i));
+        } catch (e) {
+          console.error(`bench: ${s.id} (${db}) failed: ${(e as Error).message}`);
+        }
       }
     }
     // The reference again at the end, so one disturbed window on this shared machine does not skew every ratio.
     labels.set(REFERENCE_AGAIN, 'the bare Fastify route again, last: ratios divide by the mean of both Fastify rows');
     rows.push(await measureOne(reference, REFERENCE_AGAIN, '-', i));
     applyReference(rows);
-    runs.push({ rows });
+    runs.push({ rows, load: [loadAtStart, loadAverage()] });
     console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${targetNotes(rows).map((n) => `  ${n}`).join('\n')}`);
   }
 
   if (opts.out) {
     const { load } = opts;
+    let chart: string | undefined;
+    if (opts.chart) {
+      // The chart shows the run on the least loaded machine.
+      const best = runs.reduce((a, b) => (a.load[0] + a.load[1] <= b.load[0] + b.load[1] ? a : b));
+      writeChart(opts.chart, best.rows, `Gatehouse vs node-oidc-provider vs the ceiling, ${new Date().toISOString().slice(0, 10)} (run ${runs.indexOf(best) + 1} of ${runs.length})`);
+      chart = `./${opts.chart.split('/').pop()}`;
+    }
     writeMarkdown(opts.out, runs, {
-      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+      command: commandLine(),
       scenarioLabels: labels,
-      settings: `autocannon, ${load.connections} connections, pipelining 1, ${load.warmup} s warm-up then ${load.duration} s measured per scenario; ` +
+      settings: `autocannon, ${load.connections} connections (login: 16), pipelining 1, ${load.warmup} s warm-up then ${load.duration} s measured per scenario; ` +
         'each server in its own child process on 127.0.0.1',
+      ...(chart ? { chart } : {}),
     });
-    console.log(`\nwrote ${opts.out}`);
+    console.log(`\nwrote ${opts.out}${opts.chart ? ` and ${opts.chart}` : ''}`);
   }
 }
+
+const commandLine = () => `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -162,7 +213,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 try {
   await main();
 } catch (e) {
-  console.error(`bench: ${(e as Error).message}`);
+  console.error(`bench: ${(e as Error).stack ?? (e as Error).message}`);
   process.exitCode = 1;
 } finally {
   await stopAll();

@@ -1,16 +1,26 @@
-import { mintRefreshTokens, type GatehouseUnderTest } from './gatehouse.js';
-import type { Load } from './load.js';
+import type autocannon from 'autocannon';
+import { loginForm, mintCodes, mintRefreshTokens, PKCE_VERIFIER, signIn, chatToken, createBot, type GatehouseUnderTest } from './gatehouse.js';
+import { wakeupLatency, webhookDelivery } from './latency.js';
+import type { Figures, Load, LoadOptions } from './load.js';
+import type { PeerUnderTest } from './peer.js';
 
 export interface Scenario {
   id: string;
   label: string;
   /** The server process answering, for its CPU figures. */
   pid: number | undefined;
+  /** The row this one is divided by as its ceiling (default: the bare Fastify route). */
+  ceiling?: string;
+  /** The peer's row for the same work, when the peer measures it. */
+  peer?: string;
   /** Runs before each measurement of the scenario; returns what to send. */
-  prepare(): Promise<Load>;
+  prepare?(): Promise<Load>;
+  /** Scenarios with a client of their own (latency): the whole measurement. */
+  run?(load: LoadOptions): Promise<Figures>;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
+const JSON_TYPE = 'application/json';
 
 export interface Server {
   url: string;
@@ -25,10 +35,10 @@ export function ceilingScenarios(servers: { http: Server; fastify: Server; fasti
   const { http, fastify, fastifyForm } = servers;
   return [
     { id: 'http', label: 'bare node:http (GET, small JSON)', pid: http.pid, prepare: async () => ({ url: `${http.url}/` }) },
-    { id: 'fastify', label: 'bare Fastify route (GET, small JSON): the reference of both "vs Fastify" columns, with fastify-end', pid: fastify.pid, prepare: async () => ({ url: `${fastify.url}/` }) },
+    { id: 'fastify', label: 'bare Fastify route (GET, small JSON): the ceiling of every row that names no other, measured first and last (fastify-end)', pid: fastify.pid, prepare: async () => ({ url: `${fastify.url}/` }) },
     {
       id: 'fastify-form',
-      label: 'Fastify + @fastify/formbody, POST form in, token-sized JSON out with no-store headers: the endpoint\'s shape without its work',
+      label: 'Fastify + @fastify/formbody, POST form in, token-sized JSON out with no-store headers: the token endpoint\'s shape without its work',
       pid: fastifyForm.pid,
       prepare: async () => ({ url: `${fastifyForm.url}/oauth/token`, method: 'POST', headers: { 'content-type': FORM }, body: 'grant_type=client_credentials' }),
     },
@@ -36,43 +46,38 @@ export function ceilingScenarios(servers: { http: Server; fastify: Server; fasti
 }
 
 /**
- * Refresh with rotation (RFC 9700 §4.14.2): each response carries the next
- * refresh token, which goes back into the pool for the next request. A token
- * in flight when a run stops is lost (its response is never read), so the
- * pool is topped up before every measurement.
+ * A pool of single-use values (refresh tokens, codes) consumed one per
+ * request; refresh responses put the next refresh token back. A request
+ * that finds the pool empty sends a bad value: the 400 shows up as non-2xx
+ * rather than stalling the run.
  */
-function refreshScenario(gh: GatehouseUnderTest, connections: number): Scenario {
-  const pool: string[] = [];
-  const headers = { authorization: gh.refresher.basic, 'content-type': FORM };
+function poolRequest(path: string, headers: Record<string, string>, pool: string[], body: (v: string) => string, next?: (json: Record<string, unknown>) => string | undefined): autocannon.Request {
   return {
-    id: 'refresh',
-    label: 'refresh_token with rotation (JWT access token)',
-    pid: gh.child.proc.pid,
-    async prepare() {
-      // Warm-up and measured run each strand at most `connections` tokens.
-      const want = 2 * connections + 8;
-      if (pool.length < want) pool.push(...(await mintRefreshTokens(gh, want - pool.length)));
-      return {
-        url: `${gh.url}/oauth/token`,
-        method: 'POST',
-        headers,
-        requests: [{
-          method: 'POST',
-          path: '/oauth/token',
-          headers,
-          // An exhausted pool sends a bad token: the 400 shows up as non-2xx rather than stalling the run.
-          setupRequest: (req) => ({ ...req, body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(pool.pop() ?? 'exhausted')}` }),
-          onResponse: (status, body) => {
-            if (status === 200) pool.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
-          },
-        }],
-      };
+    method: 'POST' as const,
+    path,
+    headers,
+    setupRequest: (req) => ({ ...req, body: body(encodeURIComponent(pool.pop() ?? 'exhausted')) }),
+    onResponse: (status: number, resBody: string) => {
+      if (status !== 200 || !next) return;
+      const v = next(JSON.parse(resBody) as Record<string, unknown>);
+      if (v) pool.push(v);
     },
   };
 }
 
+/** Refresh with rotation (RFC 9700 §4.14.2): each answer's refresh token goes back into the pool. */
+function refreshLoad(url: string, path: string, basic: string, pool: string[]): Load {
+  const headers = { authorization: basic, 'content-type': FORM };
+  return {
+    url: `${url}${path}`,
+    method: 'POST',
+    headers,
+    requests: [poolRequest(path, headers, pool, (v) => `grant_type=refresh_token&refresh_token=${v}`, (j) => j.refresh_token as string | undefined)],
+  };
+}
+
 /** The Gatehouse scenarios on one database. */
-export function gatehouseScenarios(gh: GatehouseUnderTest, connections: number): Scenario[] {
+export function gatehouseScenarios(gh: GatehouseUnderTest, load: LoadOptions): Scenario[] {
   const post = (path: string, basic: string, body: string): Load => ({
     url: `${gh.url}${path}`,
     method: 'POST',
@@ -80,12 +85,175 @@ export function gatehouseScenarios(gh: GatehouseUnderTest, connections: number):
     body,
   });
   const pid = gh.child.proc.pid;
+  // Warm-up and measured run each strand at most `connections` tokens of a rotating pool.
+  const spare = 2 * load.connections + 8;
+  const refreshPool: string[] = [];
+  const codes: string[] = [];
+  let codeRate = 4000;
+  let poolAfterTopUp: number | undefined;
+  let session: string | undefined;
+  let bot: { token: string; chatId: number } | undefined;
+  const out: Scenario[] = [
+    { id: 'cc', label: 'client_credentials, JWT client (client_secret_basic)', pid, peer: 'peer-cc', prepare: async () => post('/oauth/token', gh.ccJwt.basic, 'grant_type=client_credentials') },
+    { id: 'cc-opaque', label: 'client_credentials, opaque client (stored token)', pid, peer: 'peer-cc-opaque', prepare: async () => post('/oauth/token', gh.ccOpaque.basic, 'grant_type=client_credentials') },
+    {
+      id: 'code',
+      label: 'authorization-code exchange: code + PKCE (S256) → JWT access token and refresh token, codes minted beforehand through the authorization endpoint',
+      pid,
+      async prepare() {
+        session ??= await signIn(gh, gh.user);
+        // Enough for the warm-up and the measured run at the previous run's pace (a guess the first time), with room to spare.
+        if (poolAfterTopUp !== undefined) codeRate = Math.max(1000, (poolAfterTopUp - codes.length) / (load.warmup + load.duration));
+        const want = Math.ceil(codeRate * (load.warmup + load.duration) * 1.3) + spare;
+        if (codes.length < want) codes.push(...(await mintCodes(gh, session, want - codes.length)));
+        poolAfterTopUp = codes.length;
+        const headers = { authorization: gh.webApp.basic, 'content-type': FORM };
+        const redirect = encodeURIComponent(gh.webApp.redirectUri);
+        const path = '/oauth/token';
+        return {
+          url: `${gh.url}${path}`, method: 'POST', headers,
+          requests: [poolRequest(path, headers, codes, (c) => `grant_type=authorization_code&code=${c}&redirect_uri=${redirect}&code_verifier=${PKCE_VERIFIER}`)],
+        };
+      },
+    },
+    {
+      id: 'refresh',
+      label: 'refresh_token with rotation (JWT access token, opaque refresh token)',
+      pid,
+      peer: 'peer-refresh',
+      async prepare() {
+        if (refreshPool.length < spare) refreshPool.push(...(await mintRefreshTokens(gh, spare - refreshPool.length)));
+        return refreshLoad(gh.url, '/oauth/token', gh.refresher.basic, refreshPool);
+      },
+    },
+    { id: 'introspect', label: 'introspection of a JWT access token (POST /oauth/check_token)', pid, peer: 'peer-introspect', prepare: async () => post('/oauth/check_token', gh.introspector.basic, `token=${gh.jwt}`) },
+    { id: 'introspect-opaque', label: 'introspection of an opaque access token (a stored-token lookup)', pid, peer: 'peer-introspect', prepare: async () => post('/oauth/check_token', gh.introspector.basic, `token=${gh.opaque}`) },
+  ];
+  if (gh.apiUrl) {
+    out.push(
+      { id: 'api-healthz', label: 'the resource server\'s own GET /healthz (same process, no token): the ceiling of `user`', pid, prepare: async () => ({ url: `${gh.apiUrl}/healthz` }) },
+      { id: 'user', label: 'GET {api_url}/user with a user\'s JWT, verified locally (GATEHOUSE_TOKEN_VERIFICATION=local)', pid, ceiling: 'api-healthz', prepare: async () => ({ url: `${gh.apiUrl}/user`, headers: { authorization: `Bearer ${gh.userJwt}` } }) },
+    );
+  }
+  out.push({
+    id: 'login',
+    label: 'password login through the login form (argon2id m=19 MiB, t=2, p=1), 16 accounts in turn, 16 connections',
+    pid,
+    async prepare() {
+      const { cookie, csrf } = await loginForm(gh);
+      let i = 0;
+      const headers = { cookie, 'content-type': FORM };
+      return {
+        url: `${gh.url}/login`,
+        method: 'POST',
+        headers,
+        connections: 16,
+        okStatus: 303,
+        requests: [{
+          method: 'POST',
+          path: '/login',
+          headers,
+          setupRequest: (req) => {
+            const a = gh.loginUsers[i++ % gh.loginUsers.length]!;
+            return { ...req, body: new URLSearchParams({ csrf_token: csrf, username: a.username, password: a.password, return_to: '/' }).toString() };
+          },
+        }],
+      };
+    },
+  });
+  if (gh.botUrl) {
+    out.push(
+      {
+        id: 'send',
+        label: 'Bot API sendMessage (JSON, plain text) to a person\'s chat, flood control off',
+        pid,
+        async prepare() {
+          bot ??= await botWithChat(gh);
+          return {
+            url: `${gh.botUrl}/bot${bot.token}/sendMessage`,
+            method: 'POST',
+            headers: { 'content-type': JSON_TYPE },
+            body: JSON.stringify({ chat_id: bot.chatId, text: 'Your sign-in code is 123456. It expires in 10 minutes.' }),
+          };
+        },
+      },
+      {
+        id: 'wakeup',
+        label: 'getUpdates wake-up: a bot long-polls while 8 people post ~1,000 messages/s through the chat client API; p50/p99 from sending the post to reading the getUpdates answer with it (req/s: messages received)',
+        pid,
+        run: (l) => wakeupLatency(gh, l, { rate: 1000, people: 8 }),
+      },
+    );
+  }
+  return out;
+}
+
+/** A bot and the chat a person opened with it (the person writes first, as on Telegram). */
+async function botWithChat(gh: GatehouseUnderTest): Promise<{ token: string; chatId: number }> {
+  const token = await createBot(gh, gh.user.username, `send_${Date.now().toString(36)}_bot`);
+  const me = (await (await fetch(`${gh.botUrl}/bot${token}/getMe`)).json()) as { result: { username: string } };
+  const person = await chatToken(gh, gh.loginUsers[0]!);
+  const res = await fetch(`${gh.botUrl}/client/chats/${me.result.username}/messages`, {
+    method: 'POST', headers: { authorization: `Bearer ${person}`, 'content-type': JSON_TYPE }, body: JSON.stringify({ text: '/start' }),
+  });
+  if (res.status !== 200) throw new Error(`chat client API: ${res.status} ${await res.text()}`);
+  const updates = (await (await fetch(`${gh.botUrl}/bot${token}/getUpdates`)).json()) as { result: { message: { chat: { id: number } } }[] };
+  const chatId = updates.result[0]?.message.chat.id;
+  if (chatId === undefined) throw new Error('the bot saw no message');
+  return { token, chatId };
+}
+
+/** Webhook delivery, on a Gatehouse running the worker role (started apart: its events slow the token endpoint). */
+export function webhookScenarios(gh: GatehouseUnderTest, receiverUrl: string): Scenario[] {
+  const pid = gh.child.proc.pid;
   return [
-    { id: 'cc', label: 'client_credentials, JWT client (client_secret_basic)', pid, prepare: async () => post('/oauth/token', gh.ccJwt.basic, 'grant_type=client_credentials') },
-    { id: 'cc-opaque', label: 'client_credentials, opaque client (stored token)', pid, prepare: async () => post('/oauth/token', gh.ccOpaque.basic, 'grant_type=client_credentials') },
-    { id: 'introspect', label: 'introspection of a JWT (POST /oauth/check_token)', pid, prepare: async () => post('/oauth/check_token', gh.introspector.basic, `token=${gh.jwt}`) },
-    refreshScenario(gh, connections),
+    {
+      id: 'webhooks',
+      label: 'webhook deliveries (token.issued, signed) to a local receiver, events offered at 2,000/s by client_credentials requests; p50/p99: event committed → arrival (req/s: deliveries; CPU per delivery includes the token request)',
+      pid,
+      run: (l) => webhookDelivery(gh, receiverUrl, l, 2000),
+    },
+    {
+      id: 'webhooks-max',
+      label: 'webhook deliveries with events produced flat out for the measured seconds, then drained; req/s: deliveries from first to last arrival; p50/p99 include the backlog\'s wait',
+      pid,
+      run: (l) => webhookDelivery(gh, receiverUrl, l, 0),
+    },
   ];
 }
 
-export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-opaque', 'introspect', 'refresh'] as const;
+/** node-oidc-provider doing the same work (in-memory adapter). */
+export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[] {
+  const pid = peer.child.proc.pid;
+  const post = (basic: string, path: string, body: string): Load => ({ url: `${peer.url}${path}`, method: 'POST', headers: { authorization: basic, 'content-type': FORM }, body });
+  const pool: string[] = [];
+  const spare = 2 * load.connections + 8;
+  let token: string | undefined;
+  return [
+    { id: 'peer-cc', label: `node-oidc-provider: client_credentials, JWT access token (ES256)`, pid, prepare: async () => post(peer.ccJwt.basic, '/token', 'grant_type=client_credentials') },
+    { id: 'peer-cc-opaque', label: 'node-oidc-provider: client_credentials, opaque access token (stored in its memory adapter)', pid, prepare: async () => post(peer.ccOpaque.basic, '/token', 'grant_type=client_credentials') },
+    {
+      id: 'peer-introspect',
+      label: 'node-oidc-provider: introspection of an opaque access token (it refuses to introspect its JWT access tokens)',
+      pid,
+      async prepare() {
+        // Its memory adapter is an LRU of 1,000 entries: a token minted now is still there.
+        token = await peer.opaqueToken();
+        return post(peer.introspector.basic, '/token/introspection', `token=${token}`);
+      },
+    },
+    {
+      id: 'peer-refresh',
+      label: 'node-oidc-provider: refresh_token with rotation (rotateRefreshToken: true), JWT access token',
+      pid,
+      async prepare() {
+        pool.length = 0;
+        pool.push(...(await peer.mintRefreshTokens(spare)));
+        return refreshLoad(peer.url, '/token', peer.refresher.basic, pool);
+      },
+    },
+  ];
+}
+
+export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-opaque', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'login', 'send', 'wakeup',
+  'webhooks', 'webhooks-max', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;

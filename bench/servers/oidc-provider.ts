@@ -6,7 +6,7 @@ import { exitWithParent } from './lifecycle.js';
 
 /**
  * The peer: node-oidc-provider configured as the bench configures Gatehouse.
- * In-memory adapter (its default), one ES256 signing key, confidential
+ * In-memory adapter (a Map, below), one ES256 signing key, confidential
  * clients with client_secret_basic, client_credentials and introspection
  * enabled, refresh tokens rotated on every use. Access tokens go to one
  * resource server (RFC 8707 resource indicators, its way of choosing a token
@@ -31,6 +31,39 @@ const clients = {
   refresher: { client_id: 'refresher-jwt', client_secret: secret(), grant_types: ['refresh_token', 'authorization_code'], redirect_uris: ['https://app.bench.example/cb'] },
 };
 
+/**
+ * node-oidc-provider's own in-memory adapter is an LRU of 1,000 entries, which
+ * the refresh scenario (a pool of grants and tokens, two writes per request)
+ * outgrows: grants were evicted and refreshes failed. This one keeps every
+ * entry in a Map for the run, as its adapter interface describes.
+ */
+interface Payload { grantId?: string; uid?: string; userCode?: string; consumed?: number; [k: string]: unknown }
+const stores = new Map<string, Map<string, Payload>>();
+const grants = new Map<string, string[]>();
+class MapAdapter {
+  private readonly m: Map<string, Payload>;
+  constructor(private readonly model: string) {
+    this.m = stores.get(model) ?? new Map();
+    stores.set(model, this.m);
+  }
+  async upsert(id: string, payload: Payload): Promise<void> {
+    this.m.set(id, payload);
+    if (payload.grantId) grants.set(payload.grantId, [...(grants.get(payload.grantId) ?? []), `${this.model}:${id}`]);
+  }
+  async find(id: string) { return this.m.get(id); }
+  async findByUid(uid: string) { for (const p of this.m.values()) if (p.uid === uid) return p; return undefined; }
+  async findByUserCode(code: string) { for (const p of this.m.values()) if (p.userCode === code) return p; return undefined; }
+  async consume(id: string) { const p = this.m.get(id); if (p) p.consumed = Math.floor(Date.now() / 1000); }
+  async destroy(id: string) { this.m.delete(id); }
+  async revokeByGrantId(grantId: string) {
+    for (const key of grants.get(grantId) ?? []) {
+      const i = key.indexOf(':');
+      stores.get(key.slice(0, i))?.delete(key.slice(i + 1));
+    }
+    grants.delete(grantId);
+  }
+}
+
 const server = createServer();
 server.listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
@@ -38,6 +71,7 @@ const { port } = server.address() as AddressInfo;
 const issuer = `http://127.0.0.1:${port}`;
 
 const provider = new Provider(issuer, {
+  adapter: MapAdapter,
   clients: Object.values(clients).map((c) => ({
     response_types: c.grant_types.includes('authorization_code') ? ['code'] : [],
     redirect_uris: [],

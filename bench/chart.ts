@@ -1,0 +1,131 @@
+import { writeFileSync } from 'node:fs';
+import type { Row } from './report.js';
+
+/**
+ * docs/benchmarks.svg: one group of bars per scenario (Gatehouse on each
+ * database, node-oidc-provider doing the same work, and the ceiling the row
+ * is divided by), on a logarithmic req/s axis so that equal ratios look
+ * equally long from 100 logins/s to 70,000 bare requests/s; below, the two
+ * latency scenarios against their targets. Plain SVG, no dependencies.
+ */
+
+const GROUPS: { id: string; title: string; unit?: string }[] = [
+  { id: 'cc', title: 'client_credentials, JWT' },
+  { id: 'cc-opaque', title: 'client_credentials, opaque' },
+  { id: 'code', title: 'code + PKCE → tokens' },
+  { id: 'refresh', title: 'refresh with rotation' },
+  { id: 'introspect', title: 'introspection, JWT' },
+  { id: 'introspect-opaque', title: 'introspection, opaque' },
+  { id: 'user', title: '/user with a JWT (resource server)' },
+  { id: 'send', title: 'Bot API sendMessage' },
+  { id: 'login', title: 'password login (argon2id)' },
+  { id: 'wakeup', title: 'getUpdates wake-ups', unit: 'msg/s' },
+  { id: 'webhooks-max', title: 'webhook deliveries', unit: 'deliveries/s' },
+];
+
+const COLORS = { sqlite: '#2b6cb0', postgres: '#2c7a7b', peer: '#dd6b20', ceiling: '#a0aec0' } as const;
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(n >= 10 ? 0 : 1));
+
+interface Bar {
+  label: string;
+  value: number;
+  color: string;
+  note: string;
+}
+
+export function chartSvg(rows: Row[], title: string): string {
+  const W = 980;
+  const left = 250;
+  const right = 190;
+  const plot = W - left - right;
+  const [lo, hi] = [10, 200_000];
+  const x = (v: number) => left + (plot * (Math.log10(Math.max(lo, v)) - Math.log10(lo))) / (Math.log10(hi) - Math.log10(lo));
+  const BAR = 13;
+  const out: string[] = [];
+  let y = 58;
+
+  const dbs = [...new Set(rows.filter((r) => r.db === 'sqlite' || r.db === 'postgres').map((r) => r.db))];
+  const fastify = rows.filter((r) => r.id === 'fastify' || r.id === 'fastify-end');
+  const fastifyRps = fastify.reduce((a, r) => a + r.figures.rps, 0) / Math.max(1, fastify.length);
+
+  for (const g of GROUPS) {
+    const own = dbs.map((db) => rows.find((r) => r.id === g.id && r.db === db)).filter((r): r is Row => r !== undefined);
+    if (!own.length) continue;
+    const bars: Bar[] = own.map((r) => ({
+      label: `Gatehouse, ${r.db === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
+      value: r.figures.rps,
+      color: COLORS[r.db as 'sqlite' | 'postgres'],
+      note: [r.ratio !== undefined ? `${Math.round(r.ratio * 100)}% of ceiling` : '', r.peerRatio !== undefined ? `${r.peerRatio.toFixed(1)}× peer` : ''].filter(Boolean).join(' · '),
+    }));
+    const peer = own[0]!.peer ? rows.find((r) => r.id === own[0]!.peer) : undefined;
+    if (peer) bars.push({ label: 'node-oidc-provider', value: peer.figures.rps, color: COLORS.peer, note: '' });
+    if (!g.id.startsWith('webhooks') && g.id !== 'wakeup') {
+      const c = own[0]!.ceiling;
+      const ceilingRow = c === 'fastify' ? undefined : rows.find((r) => r.id === c && r.db === own[0]!.db);
+      bars.push({ label: c === 'fastify' ? 'ceiling: bare Fastify' : `ceiling: ${c}`, value: ceilingRow ? ceilingRow.figures.rps : fastifyRps, color: COLORS.ceiling, note: '' });
+    }
+    out.push(`<text x="12" y="${y + 10}" class="g">${esc(g.title)}</text>`);
+    for (const b of bars) {
+      const w = Math.max(1, x(b.value) - left);
+      out.push(`<text x="${left - 8}" y="${y + 10}" class="l">${esc(b.label)}</text>`);
+      out.push(`<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${BAR}" fill="${b.color}" rx="2"><title>${esc(`${g.title}, ${b.label}: ${fmt(b.value)} ${g.unit ?? 'req/s'}`)}</title></rect>`);
+      out.push(`<text x="${(left + w + 5).toFixed(1)}" y="${y + 10}" class="v">${fmt(b.value)} ${g.unit ?? '/s'}${b.note ? ` · ${esc(b.note)}` : ''}</text>`);
+      y += BAR + 3;
+    }
+    y += 12;
+  }
+  const axisY = y;
+  const grid: string[] = [];
+  for (let v = lo; v <= hi; v *= 10) {
+    grid.push(`<line x1="${x(v).toFixed(1)}" y1="44" x2="${x(v).toFixed(1)}" y2="${axisY}" class="grid"/>`);
+    grid.push(`<text x="${x(v).toFixed(1)}" y="${axisY + 14}" class="a">${fmt(v)}</text>`);
+  }
+  y = axisY + 40;
+
+  // Latency: wake-ups (target p99 < 10 ms) and webhook delay at 2,000 events/s (target p50 < 20 ms).
+  const lat: string[] = [];
+  const latRows = dbs.flatMap((db) => [rows.find((r) => r.id === 'wakeup' && r.db === db), rows.find((r) => r.id === 'webhooks' && r.db === db)]).filter((r): r is Row => r !== undefined);
+  if (latRows.length) {
+    const max = Math.max(25, ...latRows.map((r) => r.figures.p99)) * 1.05;
+    const lx = (v: number) => left + (plot * Math.min(v, max)) / max;
+    lat.push(`<text x="12" y="${y}" class="h">Latency, ms (linear)</text>`);
+    y += 14;
+    const top = y;
+    for (const r of latRows) {
+      const name = `${r.id === 'wakeup' ? 'getUpdates wake-up' : 'webhook event → arrival'}, ${r.db === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`;
+      const target = r.id === 'wakeup' ? 'target p99 < 10 ms' : 'target p50 < 20 ms';
+      for (const [q, v] of [['p50', r.figures.p50], ['p99', r.figures.p99]] as const) {
+        lat.push(`<text x="${left - 8}" y="${y + 10}" class="l">${esc(`${name} ${q}`)}</text>`);
+        lat.push(`<rect x="${left}" y="${y}" width="${Math.max(1, lx(v) - left).toFixed(1)}" height="${BAR}" fill="${COLORS[r.db as 'sqlite' | 'postgres']}" opacity="${q === 'p50' ? 1 : 0.6}" rx="2"/>`);
+        lat.push(`<text x="${(lx(v) + 5).toFixed(1)}" y="${y + 10}" class="v">${v.toFixed(1)} ms${q === (r.id === 'wakeup' ? 'p99' : 'p50') ? ` (${target})` : ''}</text>`);
+        y += BAR + 3;
+      }
+      y += 6;
+    }
+    for (const [v, label] of [[10, '10 ms'], [20, '20 ms']] as const) {
+      lat.push(`<line x1="${lx(v).toFixed(1)}" y1="${top - 4}" x2="${lx(v).toFixed(1)}" y2="${y}" class="target"/><text x="${lx(v).toFixed(1)}" y="${y + 12}" class="a">${label}</text>`);
+    }
+    y += 24;
+  }
+
+  const legend = [['Gatehouse, SQLite', COLORS.sqlite], ['Gatehouse, PostgreSQL', COLORS.postgres], ['node-oidc-provider', COLORS.peer], ['ceiling', COLORS.ceiling]]
+    .map(([l, c], i) => `<rect x="${left + i * 170}" y="30" width="12" height="12" fill="${c}"/><text x="${left + i * 170 + 16}" y="40" class="v">${l}</text>`).join('');
+  const H = y + 10;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif">
+<style>.g{font-size:12px;font-weight:600;fill:#1a202c}.l{font-size:11px;fill:#4a5568;text-anchor:end}.v{font-size:11px;fill:#2d3748}.a{font-size:10px;fill:#718096;text-anchor:middle}.h{font-size:14px;font-weight:600;fill:#1a202c}.grid{stroke:#e2e8f0}.target{stroke:#e53e3e;stroke-dasharray:4 3}</style>
+<rect width="100%" height="100%" fill="#fff"/>
+<text x="12" y="20" class="h">${esc(title)}</text>
+${legend}
+${grid.join('\n')}
+${out.join('\n')}
+<text x="${left + plot / 2}" y="${axisY + 30}" class="a">requests (or messages, deliveries) per second, logarithmic</text>
+${lat.join('\n')}
+</svg>
+`;
+}
+
+export function writeChart(path: string, rows: Row[], title: string): void {
+  writeFileSync(path, chartSvg(rows, title));
+}

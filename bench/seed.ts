@@ -1,0 +1,223 @@
+/**
+ * `npm run bench -- --seed 1000000[,10000000]`: how per-request cost moves
+ * with stored data. For each database: the token and introspection scenarios
+ * with an empty token store, then again after bulk-loading N stored tokens
+ * and grants (then M), then once more while a purge deletes a backlog of
+ * expired rows (src/store/tokens.ts purgeExpired, in bounded batches) from
+ * another process, to show service goes on meanwhile.
+ *
+ * Bulk loading writes the rows Gatehouse would write (hashes, families,
+ * times), straight into the tables: SQLite through one prepared INSERT in
+ * transactions of 50,000 rows, PostgreSQL through INSERT … SELECT FROM
+ * unnest($1::text[], …) with 50,000 rows a statement.
+ */
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { startGatehouse, type DbKind, type GatehouseUnderTest } from './gatehouse.js';
+import { measure, type Figures, type LoadOptions } from './load.js';
+import { startChild, stopChild } from './procs.js';
+import { loadAverage, machine, markdownTable, percent, replaceSection } from './report.js';
+import { gatehouseScenarios, type Server } from './scenarios.js';
+
+const CHUNK = 50_000;
+const HOUR = 3600_000;
+
+/** What one seeded slice holds: half opaque access tokens, half refresh tokens, one grant (token family) per two of each. */
+interface Slice {
+  families: { id: string[]; created: number[] };
+  access: { hash: string[]; jti: string[]; family: string[] };
+  refresh: { hash: string[]; family: string[] };
+}
+
+/** `n` random base64url ids of `bytes` bytes each (a multiple of 3, so each is exactly 4/3 as many characters). */
+const ids = (n: number, bytes: number) => {
+  const len = (bytes * 4) / 3;
+  const all = randomBytes(n * bytes).toString('base64url');
+  return Array.from({ length: n }, (_, i) => all.slice(i * len, (i + 1) * len));
+};
+
+function slice(tokens: number): Slice {
+  const half = Math.floor(tokens / 2);
+  const fam = ids(Math.ceil(half / 2), 18);
+  const familyOf = (i: number) => fam[Math.floor(i / 2)]!;
+  return {
+    families: { id: fam, created: [] },
+    access: { hash: ids(half, 33), jti: ids(half, 18), family: Array.from({ length: half }, (_, i) => familyOf(i)) },
+    refresh: { hash: ids(tokens - half, 33), family: Array.from({ length: tokens - half }, (_, i) => familyOf(Math.min(i, half - 1))) },
+  };
+}
+
+/**
+ * Adds `tokens` stored tokens (and their grants) owned by `clientId`,
+ * expiring in an hour, or expired an hour ago when `expired`.
+ */
+export async function seedTokens(databaseUrl: string, tokens: number, clientId: string, expired: boolean): Promise<void> {
+  const now = Date.now();
+  const expiresAt = expired ? now - HOUR : now + HOUR;
+  if (databaseUrl.startsWith('sqlite:')) {
+    const db = new SQLite(databaseUrl.slice('sqlite:'.length));
+    db.pragma('busy_timeout = 10000');
+    const fam = db.prepare('INSERT INTO token_families (id, client_id, user_id, scope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)');
+    const at = db.prepare('INSERT INTO access_tokens (token_hash, jti, family_id, client_id, user_id, scope, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)');
+    const rt = db.prepare('INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, scope, created_at, expires_at, rotated_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)');
+    try {
+      for (let done = 0; done < tokens; done += CHUNK) {
+        const s = slice(Math.min(CHUNK, tokens - done));
+        db.transaction(() => {
+          for (const id of s.families.id) fam.run(id, clientId, 'seed-user', 'user', now);
+          s.access.hash.forEach((h, i) => at.run(h, s.access.jti[i], s.access.family[i], clientId, 'seed-user', 'user', now, expiresAt));
+          s.refresh.hash.forEach((h, i) => rt.run(h, s.refresh.family[i], clientId, 'seed-user', 'user', now, expiresAt));
+        })();
+      }
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const u = new URL(databaseUrl);
+  const schema = u.searchParams.get('schema');
+  u.searchParams.delete('schema');
+  const c = new pg.Client({ connectionString: u.toString(), ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+  await c.connect();
+  try {
+    for (let done = 0; done < tokens; done += CHUNK) {
+      const s = slice(Math.min(CHUNK, tokens - done));
+      await c.query('BEGIN');
+      await c.query(`INSERT INTO token_families (id, client_id, user_id, scope, created_at)
+        SELECT id, $2, 'seed-user', 'user', $3 FROM unnest($1::text[]) AS t(id)`, [s.families.id, clientId, now]);
+      await c.query(`INSERT INTO access_tokens (token_hash, jti, family_id, client_id, user_id, scope, created_at, expires_at)
+        SELECT h, j, f, $4, 'seed-user', 'user', $5, $6 FROM unnest($1::text[], $2::text[], $3::text[]) AS t(h, j, f)`,
+      [s.access.hash, s.access.jti, s.access.family, clientId, now, expiresAt]);
+      await c.query(`INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, scope, created_at, expires_at)
+        SELECT h, f, $3, 'seed-user', 'user', $4, $5 FROM unnest($1::text[], $2::text[]) AS t(h, f)`,
+      [s.refresh.hash, s.refresh.family, clientId, now, expiresAt]);
+      await c.query('COMMIT');
+    }
+    // Fresh statistics, as autovacuum would gather them on a table that grew this much.
+    await c.query('ANALYZE token_families; ANALYZE access_tokens; ANALYZE refresh_tokens');
+  } finally {
+    await c.end();
+  }
+}
+
+interface SeedRow {
+  id: string;
+  db: string;
+  rows: string;
+  figures: Figures;
+  /** CPU per request relative to the same scenario with an empty store. */
+  change: number | undefined;
+}
+
+interface PurgeReport {
+  deleted: number;
+  ms: number;
+  /** The longest the purging process's event loop stood still: one batch statement on SQLite. */
+  maxStallMs: number;
+}
+
+const SCENARIOS = ['cc', 'cc-opaque', 'introspect', 'introspect-opaque'];
+const fmtRows = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : n >= 1e3 ? `${n / 1e3}k` : String(n));
+
+/**
+ * Starts the purge's process (bench/servers/purge.ts) and waits until it is
+ * ready; `go()` starts the purge and resolves with its report when it is done.
+ */
+async function purgeProcess(databaseUrl: string): Promise<{ go(): Promise<PurgeReport> }> {
+  const script = fileURLToPath(new URL('./servers/purge.ts', import.meta.url));
+  const { child } = await startChild('purge', ['--import', 'tsx', script, databaseUrl], (line) => (line.includes('"ready"') ? true : undefined));
+  const report = new Promise<PurgeReport>((resolve, reject) => {
+    createInterface({ input: child.proc.stdout! }).on('line', (line) => {
+      try {
+        const j = JSON.parse(line) as PurgeReport;
+        if (typeof j.deleted === 'number') resolve(j);
+      } catch {
+        // not the report
+      }
+    });
+    child.proc.once('exit', (code) => reject(new Error(`purge exited with ${code}: ${child.tail.join('\n')}`)));
+  });
+  return {
+    go() {
+      child.proc.stdin!.write('go\n');
+      return report;
+    },
+  };
+}
+
+export async function seedRun(opts: { dbs: DbKind[]; sizes: number[]; load: LoadOptions; out: string | undefined; command: string; profileFlags: string[]; fastify: Server }): Promise<void> {
+  const rows: SeedRow[] = [];
+  const purges: string[] = [];
+  const loadAtStart = loadAverage();
+  const sizes = [...opts.sizes].sort((a, b) => a - b);
+  for (const db of opts.dbs) {
+    const gh: GatehouseUnderTest = await startGatehouse(db, { nodeFlags: opts.profileFlags, roles: 'auth', minimal: true });
+    const scenarios = gatehouseScenarios(gh, opts.load).filter((s) => SCENARIOS.includes(s.id));
+    const base = new Map<string, number>();
+    const run = async (label: string, stored: number) => {
+      for (const s of scenarios) {
+        process.stderr.write(`bench: seed: ${s.id} (${db}, ${fmtRows(stored)} stored tokens)…\n`);
+        const figures = await measure(await s.prepare!(), opts.load, s.pid);
+        if (label === 'warm-up') continue;
+        if (stored === 0 && figures.cpuPerRequestUs !== undefined) base.set(s.id, figures.cpuPerRequestUs);
+        const b = base.get(s.id);
+        rows.push({ id: s.id, db, rows: label, figures, change: b === undefined || figures.cpuPerRequestUs === undefined ? undefined : figures.cpuPerRequestUs / b - 1 });
+      }
+    };
+    // A first pass warms the JIT and the connections; only the second counts as the empty store's figures.
+    await run('warm-up', 0);
+    await run('0', 0);
+    let stored = 0;
+    for (const size of sizes) {
+      const t0 = performance.now();
+      process.stderr.write(`bench: seed: loading ${fmtRows(size - stored)} tokens and their grants into ${db}…\n`);
+      await seedTokens(gh.databaseUrl, size - stored, gh.ccOpaque.id, false);
+      const secs = (performance.now() - t0) / 1000;
+      purges.push(`${db}: loaded ${fmtRows(size - stored)} tokens (+${fmtRows(Math.ceil((size - stored) / 4))} grants) in ${secs.toFixed(0)} s (${Math.round((size - stored) / secs).toLocaleString('en-US')} tokens/s)`);
+      stored = size;
+      await run(fmtRows(size), size);
+    }
+    // A backlog of expired rows the size of the first step, purged while cc-opaque (which writes) runs.
+    const backlog = sizes[0]!;
+    process.stderr.write(`bench: seed: loading ${fmtRows(backlog)} expired tokens into ${db}…\n`);
+    await seedTokens(gh.databaseUrl, backlog, gh.ccOpaque.id, true);
+    const cc = scenarios.find((s) => s.id === 'cc-opaque')!;
+    const purge = await purgeProcess(gh.databaseUrl);
+    const load = await cc.prepare!();
+    await measure(load, { ...opts.load, duration: Math.max(1, opts.load.warmup), warmup: 0 }, cc.pid);
+    process.stderr.write(`bench: seed: cc-opaque (${db}) while purging ${fmtRows(backlog)} expired tokens…\n`);
+    const purged = purge.go();
+    const figures = await measure(load, { ...opts.load, warmup: 0 }, cc.pid);
+    const b = base.get('cc-opaque');
+    rows.push({ id: 'cc-opaque', db, rows: `${fmtRows(stored)}, purging ${fmtRows(backlog)} expired`, figures, change: b && figures.cpuPerRequestUs ? figures.cpuPerRequestUs / b - 1 : undefined });
+    const report = await purged;
+    purges.push(`${db}: purged ${report.deleted.toLocaleString('en-US')} expired rows in ${(report.ms / 1000).toFixed(1)} s ` +
+      `(${Math.round(report.deleted / (report.ms / 1000)).toLocaleString('en-US')} rows/s, batches of 5,000; longest single statement ${report.maxStallMs.toFixed(0)} ms) ` +
+      `while cc-opaque ran at ${figures.rps.toFixed(0)} req/s, p99 ${figures.p99} ms${report.ms / 1000 < opts.load.duration ? ' (the purge ended before the measured seconds did)' : ''}`);
+    await stopChild(gh.child);
+  }
+  const loadAtEnd = loadAverage();
+
+  const head = ['scenario', 'db', 'stored tokens', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'CPU µs/req', 'server CPU', 'CPU/req vs empty'];
+  const cells = (r: SeedRow) => [r.id, r.db, r.rows, r.figures.rps.toFixed(0), r.figures.p50.toFixed(1), r.figures.p99.toFixed(1), String(r.figures.non2xx), String(r.figures.errors),
+    r.figures.cpuPerRequestUs?.toFixed(0) ?? '-', percent(r.figures.serverCpuShare), r.change === undefined ? '-' : `${r.change >= 0 ? '+' : ''}${(r.change * 100).toFixed(0)}%`];
+  const ordered = [...rows].sort((a, b) => a.db.localeCompare(b.db) || SCENARIOS.indexOf(a.id) - SCENARIOS.indexOf(b.id));
+  console.log(markdownTable(ordered, head, cells));
+  for (const p of purges) console.log(`- ${p}`);
+  if (opts.out) {
+    replaceSection(opts.out, 'bench-seed', [
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`${opts.command}\`; load average ${loadAtStart.toFixed(2)} at the start, ${loadAtEnd.toFixed(2)} at the end.`,
+      '',
+      `Machine: ${machine()}.`,
+      '',
+      markdownTable(ordered, head, cells),
+      '',
+      ...purges.map((p) => `- ${p}`),
+    ].join('\n'));
+    console.log(`\nwrote ${opts.out}`);
+  }
+  void opts.fastify;
+}
