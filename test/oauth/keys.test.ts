@@ -37,4 +37,30 @@ describe('signing keys', () => {
     assert.deepEqual(await kids(), [newKey.kid]);
     assert.equal(await introspect(oldToken), false);
   });
+
+  // Guards the verified-token memory in src/core/oauth/keys.ts verify(): it remembers
+  // signatures by the token's exact bytes only, so expiry, revocation and tampering still show.
+  it('a remembered verification still sees expiry, revocation and a tampered payload', async () => {
+    const rs = await server.createClient({ grantTypes: ['client_credentials'], introspect: true, scope: 'read write' });
+    const basic = `Basic ${Buffer.from(`${rs.id}:${rs.secret}`).toString('base64')}`;
+    const post = (path: string, body: string) => fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const issue = async () => ((await (await post('/oauth/token', 'grant_type=client_credentials&scope=read')).json()) as { access_token: string }).access_token;
+    const active = async (t: string) => ((await (await post('/oauth/check_token', `token=${t}`)).json()) as { active: boolean }).active;
+
+    const token = await issue();
+    assert.equal(await active(token), true);
+    assert.equal(await active(token), true, 'answered from memory');
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
+    const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, scope: 'read write' })).toString('base64url')}.${sig}`;
+    assert.equal(await active(forged), false, 'another payload under a remembered signature');
+
+    assert.equal((await post('/oauth/revoke', `token=${token}`)).status, 200);
+    assert.equal(await active(token), false, 'revoked after being remembered');
+
+    const later = await issue();
+    assert.equal(await active(later), true);
+    clock.advance(server.gh.oauth.accessTokenTtl * 1000 + 1000);
+    assert.equal(await active(later), false, 'expired after being remembered');
+  });
 });
