@@ -21,6 +21,7 @@ import { measure, type Figures, type LoadOptions } from './load.js';
 import { startChild, stopChild } from './procs.js';
 import { loadAverage, machine, markdownTable, percent, replaceSection } from './report.js';
 import { gatehouseScenarios, type Server } from './scenarios.js';
+import { PURGE_BATCH } from '../src/store/tokens.js';
 
 const CHUNK = 50_000;
 const HOUR = 3600_000;
@@ -195,7 +196,7 @@ export async function seedRun(opts: { dbs: DbKind[]; sizes: number[]; load: Load
     rows.push({ id: 'cc-opaque', db, rows: `${fmtRows(stored)}, purging ${fmtRows(backlog)} expired`, figures, change: b && figures.cpuPerRequestUs ? figures.cpuPerRequestUs / b - 1 : undefined });
     const report = await purged;
     purges.push(`${db}: purged ${report.deleted.toLocaleString('en-US')} expired rows in ${(report.ms / 1000).toFixed(1)} s ` +
-      `(${Math.round(report.deleted / (report.ms / 1000)).toLocaleString('en-US')} rows/s, batches of 5,000; longest single statement ${report.maxStallMs.toFixed(0)} ms) ` +
+      `(${Math.round(report.deleted / (report.ms / 1000)).toLocaleString('en-US')} rows/s, batches of ${PURGE_BATCH.toLocaleString('en-US')}, paced; longest event-loop stall ${report.maxStallMs.toFixed(0)} ms) ` +
       `while cc-opaque ran at ${figures.rps.toFixed(0)} req/s, p99 ${figures.p99} ms${report.ms / 1000 < opts.load.duration ? ' (the purge ended before the measured seconds did)' : ''}`);
     await stopChild(gh.child);
   }
