@@ -7,8 +7,9 @@
  * how the token and introspection figures move with N stored rows
  * (bench/seed.ts).
  */
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { writeChart } from './chart.js';
@@ -17,7 +18,7 @@ import { subscribeReceiver } from './latency.js';
 import { measure, type LoadOptions } from './load.js';
 import { startPeer } from './peer.js';
 import { jsonField, startChild, stopAll } from './procs.js';
-import { applyReference, loadAverage, REFERENCE_AGAIN, targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
+import { applyReference, loadAverage, meanRows, REFERENCE_AGAIN, targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
 import { ceilingScenarios, gatehouseScenarios, peerScenarios, SCENARIO_IDS, webhookScenarios, type Scenario } from './scenarios.js';
 import { seedRun } from './seed.js';
 
@@ -178,13 +179,15 @@ async function main(): Promise<void> {
     console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${targetNotes(rows).map((n) => `  ${n}`).join('\n')}`);
   }
 
+  // The raw figures, to redraw the chart or check a number later.
+  const saved = join(tmpdir(), 'gatehouse-bench-last.json');
+  writeFileSync(saved, JSON.stringify({ command: commandLine(), runs }, null, 1));
+  console.log(`figures saved in ${saved}`);
   if (opts.out) {
     const { load } = opts;
     let chart: string | undefined;
     if (opts.chart) {
-      // The chart shows the run on the least loaded machine.
-      const best = runs.reduce((a, b) => (a.load[0] + a.load[1] <= b.load[0] + b.load[1] ? a : b));
-      writeChart(opts.chart, best.rows, `Gatehouse vs node-oidc-provider vs the ceiling, ${new Date().toISOString().slice(0, 10)} (run ${runs.indexOf(best) + 1} of ${runs.length})`);
+      writeChart(opts.chart, meanRows(runs), `Gatehouse vs node-oidc-provider vs the ceiling, ${new Date().toISOString().slice(0, 10)}${runs.length > 1 ? ` (mean of ${runs.length} runs)` : ''}`);
       chart = `./${opts.chart.split('/').pop()}`;
     }
     writeMarkdown(opts.out, runs, {

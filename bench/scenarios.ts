@@ -183,6 +183,12 @@ export function gatehouseScenarios(gh: GatehouseUnderTest, load: LoadOptions): S
         pid,
         run: (l) => wakeupLatency(gh, l, { rate: 1000, people: 8 }),
       },
+      {
+        id: 'wakeup-200',
+        label: 'the same at 200 messages/s: the wake-up when the server is not near saturation',
+        pid,
+        run: (l) => wakeupLatency(gh, l, { rate: 200, people: 8 }),
+      },
     );
   }
   return out;
@@ -255,5 +261,5 @@ export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[
   ];
 }
 
-export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-opaque', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'login', 'send', 'wakeup',
+export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-opaque', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'login', 'send', 'wakeup', 'wakeup-200',
   'webhooks', 'webhooks-max', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;
