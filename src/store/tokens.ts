@@ -1,4 +1,4 @@
-import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import type { OpaqueAccessToken, RefreshToken, TokenFamily } from '../core/model.js';
 import type { TokenStore } from '../core/ports.js';
 import type { AccessTokensTable, DB, RefreshTokensTable } from './schema.js';
@@ -79,9 +79,17 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async markRotated(tokenHash: string, now: number): Promise<{ token: RefreshToken; reuse: boolean } | undefined> {
-    const won = await this.db.updateTable('refresh_tokens').set({ rotated_at: now })
-      .where('token_hash', '=', tokenHash).where('rotated_at', 'is', null).where('revoked_at', 'is', null)
-      .returningAll().executeTakeFirst();
+    let rotate = this.db.updateTable('refresh_tokens').set({ rotated_at: now })
+      .where('token_hash', '=', tokenHash).where('rotated_at', 'is', null).where('revoked_at', 'is', null);
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      // A row another transaction is rotating (or revoking) right now is skipped, not waited for: this
+      // use is then a concurrent reuse (RFC 9700 §4.14.2), answered below. Waiting queued every such use
+      // on the row while the family's revocation took the same rows, and 20 concurrent uses of one token
+      // deadlocked (40P01, a 500). SQLite has one writer at a time and no row locks.
+      rotate = rotate.where('token_hash', 'in', (eb) => eb.selectFrom('refresh_tokens').select('token_hash')
+        .where('token_hash', '=', tokenHash).modifyEnd(sql`for update skip locked`));
+    }
+    const won = await rotate.returningAll().executeTakeFirst();
     if (won) return { token: toRefresh(won), reuse: false };
     const seen = await this.getRefresh(tokenHash);
     return seen ? { token: seen, reuse: true } : undefined;
