@@ -13,13 +13,13 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { writeChart } from './chart.js';
-import { GATEHOUSE_BIN, postgresReachable, startGatehouse, type DbKind } from './gatehouse.js';
+import { adminCall, GATEHOUSE_BIN, postgresReachable, startGatehouse, type DbKind } from './gatehouse.js';
 import { subscribeReceiver } from './latency.js';
 import { measure, type LoadOptions } from './load.js';
 import { startPeer } from './peer.js';
 import { jsonField, startChild, stopAll } from './procs.js';
 import { applyReference, loadAverage, meanRows, REFERENCE_AGAIN, targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
-import { ceilingScenarios, gatehouseScenarios, peerScenarios, SCENARIO_IDS, webhookScenarios, type Scenario } from './scenarios.js';
+import { ceilingScenarios, gatehouseScenarios, peerScenarios, SCENARIO_IDS, subscribedScenarios, webhookScenarios, type Scenario } from './scenarios.js';
 import { seedRun } from './seed.js';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   const wanted = (id: string) => id === 'fastify' || !opts.only || opts.only.has(id);
   // A Gatehouse row asked for brings the peer row it is compared with.
   const peerWanted = (id: string) => !opts.only || opts.only.has(id) ||
-    [...opts.only].some((o) => ({ cc: 'peer-cc', 'cc-opaque': 'peer-cc-opaque', introspect: 'peer-introspect', 'introspect-opaque': 'peer-introspect', refresh: 'peer-refresh' } as Record<string, string>)[o] === id);
+    [...opts.only].some((o) => ({ cc: 'peer-cc', 'cc-subscribed': 'peer-cc', 'cc-opaque': 'peer-cc-opaque', introspect: 'peer-introspect', 'introspect-opaque': 'peer-introspect', refresh: 'peer-refresh' } as Record<string, string>)[o] === id);
   const [http, fastify, fastifyForm] = await Promise.all(['bare-http', 'bare-fastify', 'fastify-form'].map(bare));
   const groups: { db: string; scenarios: Scenario[] }[] = [{ db: '-', scenarios: ceilingScenarios({ http: http!, fastify: fastify!, fastifyForm: fastifyForm! }) }];
   const peerIds = ['peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'];
@@ -137,6 +137,12 @@ async function main(): Promise<void> {
       const name = v.name ? `${db}/${v.name}` : db;
       const gh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin });
       groups.push({ db: name, scenarios: gatehouseScenarios(gh, opts.load).filter((s) => wanted(s.id)) });
+      if (wanted('cc-subscribed')) {
+        // Its own process: the subscription makes every token record token.issued, which would change the other rows.
+        const sub = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth', minimal: true });
+        await adminCall(sub, 'POST', '/webhooks', { url: 'http://127.0.0.1:9/unused', events: ['token.issued'], description: 'bench: recording cost' }, 201);
+        groups.push({ db: name, scenarios: subscribedScenarios(sub) });
+      }
       if (needWebhooks) {
         // Its own process with the worker role: recording token.issued slows the token endpoint, and the worker's load would skew the other rows.
         const wh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth,worker', minimal: true });

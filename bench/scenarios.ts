@@ -228,6 +228,24 @@ export function webhookScenarios(gh: GatehouseUnderTest, receiverUrl: string): S
   ];
 }
 
+/**
+ * client_credentials on a Gatehouse (auth role, no worker) with an endpoint
+ * subscribed to token.issued: every token records its event in the outbox.
+ * Divided by the `cc` row of the same database, it is the recording's cost.
+ */
+export function subscribedScenarios(gh: GatehouseUnderTest): Scenario[] {
+  return [{
+    id: 'cc-subscribed',
+    label: 'client_credentials, JWT client, with an endpoint subscribed to token.issued (each token records its event; no worker in that process); vs ceiling: share of the `cc` row',
+    pid: gh.child.proc.pid,
+    ceiling: 'cc',
+    peer: 'peer-cc',
+    prepare: async () => ({
+      url: `${gh.url}/oauth/token`, method: 'POST', headers: { authorization: gh.ccJwt.basic, 'content-type': FORM }, body: 'grant_type=client_credentials',
+    }),
+  }];
+}
+
 /** node-oidc-provider doing the same work (in-memory adapter). */
 export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[] {
   const pid = peer.child.proc.pid;
@@ -261,5 +279,5 @@ export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[
   ];
 }
 
-export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-opaque', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'login', 'send', 'wakeup', 'wakeup-200',
+export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'login', 'send', 'wakeup', 'wakeup-200',
   'webhooks', 'webhooks-max', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;

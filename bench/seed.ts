@@ -21,7 +21,7 @@ import { measure, type Figures, type LoadOptions } from './load.js';
 import { startChild, stopChild } from './procs.js';
 import { loadAverage, machine, markdownTable, percent, replaceSection } from './report.js';
 import { gatehouseScenarios, type Server } from './scenarios.js';
-import { PURGE_BATCH } from '../src/store/tokens.js';
+import { PURGE_BATCH } from '../src/store/purge.js';
 
 const CHUNK = 50_000;
 const HOUR = 3600_000;

@@ -1,111 +1,96 @@
 import { loadProviders, type Provider } from './core/federation/providers.js';
+import { readSettings, type Role, type Source, type TokenVerification } from './settings.js';
 
 /**
  * Settings: flags, then environment variables, then these defaults
- * (INTERFACE.md). Validated once at start; a bad value stops the process with
+ * (README, Settings). Validated once at start; a bad value stops the process with
  * a message naming the setting.
  */
 export interface Config {
-  databaseUrl: string;
-  redisUrl: string | undefined;
+  readonly databaseUrl: string;
+  readonly redisUrl: string | undefined;
   /** Prefix of every Redis key, so deployments (or test runs) can share one Redis. */
-  redisPrefix: string;
-  host: string;
-  authPort: number;
-  apiPort: number;
-  botPort: number;
-  roles: Set<Role>;
-  authUrl: string;
-  apiUrl: string;
-  botApiUrl: string;
-  allowPrivateWebhooks: boolean;
+  readonly redisPrefix: string;
+  readonly host: string;
+  readonly authPort: number;
+  readonly apiPort: number;
+  readonly botPort: number;
+  readonly roles: ReadonlySet<Role>;
+  readonly authUrl: string;
+  readonly apiUrl: string;
+  readonly botApiUrl: string;
+  readonly allowPrivateWebhooks: boolean;
   /** Bearer credential for the admin HTTP API; the API is off without it. */
-  adminToken: string | undefined;
-  accessTokenTtl: number;
-  codeTtl: number;
-  refreshTokenTtl: number;
-  sessionTtl: number;
-  /** GET on the token endpoint (one implementation of the seed accepts it); off by default. */
-  tokenEndpointGet: boolean;
+  readonly adminToken: string | undefined;
+  readonly accessTokenTtl: number;
+  readonly codeTtl: number;
+  readonly refreshTokenTtl: number;
+  readonly sessionTtl: number;
+  /** GET on the token endpoint (some older clients send it; credentials end up in logs, docs/security.md); off by default. */
+  readonly tokenEndpointGet: boolean;
   /** `/oauth/token_key` open to everyone (it always is at /.well-known/jwks.json). */
-  openTokenKey: boolean;
+  readonly openTokenKey: boolean;
+  /** Lifetime of a pushed authorization request's `request_uri`, seconds (RFC 9126 §2.2; at most 600). */
+  readonly parTtl: number;
+  /** Every client must push its authorization requests (RFC 9126 §5 `require_pushed_authorization_requests`). */
+  readonly parRequired: boolean;
   /** Trust X-Forwarded-* from this proxy setting (fastify `trustProxy`). */
-  trustProxy: boolean | string;
-  logLevel: string;
+  readonly trustProxy: boolean | string;
+  readonly logLevel: string;
+  /** `json` or `text` when asked for; undefined: `text` on a terminal, `json` otherwise (src/cli/log-output.ts). */
+  readonly logFormat: 'json' | 'text' | undefined;
+  /** Port of the Prometheus `/metrics` listener; undefined: no metrics. */
+  readonly metricsPort: number | undefined;
   /**
-   * How the resource server checks access tokens (spec §5.5): `table` looks
+   * How the resource server checks access tokens (README, Resource server): `table` looks
    * every token up in the shared storage (sees revocation), `local` verifies
    * JWTs against the issuer's JWKS without a lookup (fastest; revocation of a
    * JWT is not seen before it expires), `introspection` asks the
    * authorization server over HTTP (RFC 7662) as a client.
    */
-  tokenVerification: TokenVerification;
+  readonly tokenVerification: TokenVerification;
   /** Seconds a token check is remembered by `table` and `introspection` (0: none); revocation shows within it. */
-  introspectionCacheTtl: number;
+  readonly introspectionCacheTtl: number;
   /** Credentials of a client created with `--introspect`, for `introspection`. */
-  introspectionClientId: string | undefined;
-  introspectionClientSecret: string | undefined;
+  readonly introspectionClientId: string | undefined;
+  readonly introspectionClientSecret: string | undefined;
   /** Bot API flood control (Telegram: ~1 message/s per chat with bursts, ~30/s per bot); rate 0 turns a limit off. */
-  botFlood: { perChat: { rate: number; burst: number }; global: { rate: number; burst: number } };
+  readonly botFlood: { readonly perChat: FloodLimit; readonly global: FloodLimit };
   /**
    * PEM certificate and key files: the authorization and resource servers then
    * serve HTTPS and ask for (never require) TLS client certificates (RFC 8705).
    */
-  tlsCert: string | undefined;
-  tlsKey: string | undefined;
+  readonly tlsCert: string | undefined;
+  readonly tlsKey: string | undefined;
   /**
    * Behind a TLS-terminating proxy: the request header in which it forwards the
    * client certificate. Honoured only on requests from a trusted proxy
    * (`trustProxy`); everyone else's copy of the header is ignored.
    */
-  clientCertHeader: string | undefined;
+  readonly clientCertHeader: string | undefined;
   /** Third-party login providers (GATEHOUSE_PROVIDERS_FILE, GATEHOUSE_PROVIDERS): src/core/federation/providers.ts. */
-  federationProviders: Provider[];
-  /** Bot token chat notifications are sent with (spec §1.6); chat endpoints wait while it is unset. */
-  notifyBotToken: string | undefined;
+  readonly federationProviders: readonly Provider[];
+  /** Bot token chat notifications are sent with (docs/events.md, Chat notifications); chat endpoints wait while it is unset. */
+  readonly notifyBotToken: string | undefined;
   /** The Bot API they go through; unset means Gatehouse's own ({bot_api_url}). Any Telegram-compatible API works. */
-  notifyBotApiUrl: string | undefined;
+  readonly notifyBotApiUrl: string | undefined;
   /** Seconds a webhook receiver (or the Bot API) gets to answer before the attempt counts as failed. */
-  webhookTimeout: number;
+  readonly webhookTimeout: number;
+  /** Base64 of the 32-byte key stored secrets are encrypted under; unset: a key file in the data folder (src/store/secrets/key-file.ts). */
+  readonly secretKey: string | undefined;
 }
 
-export type TokenVerification = 'table' | 'local' | 'introspection';
-const TOKEN_VERIFICATIONS: readonly TokenVerification[] = ['table', 'local', 'introspection'];
+export type { Role, TokenVerification } from './settings.js';
 
-export type Role = 'auth' | 'api' | 'bot' | 'worker';
-const ROLES: readonly Role[] = ['auth', 'api', 'bot', 'worker'];
+/** One flood-control bucket: messages per second (0: no limit) and burst. */
+export interface FloodLimit {
+  readonly rate: number;
+  readonly burst: number;
+}
 
+/** Bad settings: the process does not start. Never an HTTP answer, so not a GatehouseError (docs/architecture.md, Errors). */
 export class ConfigError extends Error {
   override name = 'ConfigError';
-}
-
-type Source = Record<string, string | undefined>;
-
-function int(src: Source, name: string, def: number, min = 0, max = 2 ** 31): number {
-  const raw = src[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  return n;
-}
-
-function bool(src: Source, name: string, def: boolean): boolean {
-  const raw = src[name]?.toLowerCase();
-  if (raw === undefined || raw === '') return def;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${src[name]}"`);
-}
-
-function url(src: Source, name: string, def: string): string {
-  const raw = src[name] || def;
-  try {
-    const u = new URL(raw);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  }
-  return raw.replace(/\/+$/, '');
 }
 
 /** Environment-variable names of each flag: `--auth-port` is GATEHOUSE_AUTH_PORT. */
@@ -118,101 +103,110 @@ export function flagsToEnv(flags: Record<string, string | boolean | undefined>):
   return out;
 }
 
+/** Freezes an object and everything reachable from it (a Set's members stay, the Set cannot grow). */
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  if (value instanceof Set) {
+    const set = value as Set<unknown>;
+    const refuse = () => {
+      throw new TypeError('settings are read-only');
+    };
+    Object.defineProperties(set, { add: { value: refuse }, delete: { value: refuse }, clear: { value: refuse } });
+  }
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+  return value;
+}
+
+const hostForUrl = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
+
+/**
+ * The settings (src/settings.ts) from flags, then the environment, then
+ * defaults; checked together, and frozen: nothing changes them once built.
+ */
 export function loadConfig(env: Source = process.env, flags: Source = {}): Config {
   const src: Source = { ...env, ...flags };
-  const host = src.GATEHOUSE_HOST || '127.0.0.1';
-  const authPort = int(src, 'GATEHOUSE_AUTH_PORT', 8080, 0, 65535);
-  const apiPort = int(src, 'GATEHOUSE_API_PORT', 8081, 0, 65535);
-  const botPort = int(src, 'GATEHOUSE_BOT_PORT', 8082, 0, 65535);
-  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const roles = new Set((src.GATEHOUSE_ROLES || 'auth,api,bot,worker').split(',').map((r) => r.trim()).filter(Boolean));
-  for (const r of roles) if (!ROLES.includes(r as Role)) throw new ConfigError(`GATEHOUSE_ROLES: unknown role "${r}" (use ${ROLES.join(',')})`);
-  const databaseUrl = src.GATEHOUSE_DATABASE_URL || 'sqlite:./data/gatehouse.db';
-  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) throw new ConfigError('GATEHOUSE_DATABASE_URL must be sqlite:PATH, sqlite::memory: or postgres://…');
-  const trust = src.GATEHOUSE_TRUST_PROXY;
-  const scheme = src.GATEHOUSE_TLS_CERT ? 'https' : 'http';
-  return {
-    databaseUrl,
-    redisUrl: src.GATEHOUSE_REDIS_URL || undefined,
-    redisPrefix: src.GATEHOUSE_REDIS_PREFIX || 'gh:',
-    host,
-    authPort,
-    apiPort,
-    botPort,
-    roles: roles as Set<Role>,
-    // With port 0 the real URL is known only after listening; the server fills it in then.
-    authUrl: url(src, 'GATEHOUSE_AUTH_URL', `${scheme}://${urlHost}:${authPort}`),
-    apiUrl: url(src, 'GATEHOUSE_API_URL', `${scheme}://${urlHost}:${apiPort}`),
-    botApiUrl: url(src, 'GATEHOUSE_BOT_API_URL', `http://${urlHost}:${botPort}`),
-    allowPrivateWebhooks: bool(src, 'GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS', false),
-    adminToken: src.GATEHOUSE_ADMIN_TOKEN || undefined,
-    accessTokenTtl: int(src, 'GATEHOUSE_ACCESS_TOKEN_TTL', 3600, 1),
-    codeTtl: int(src, 'GATEHOUSE_CODE_TTL', 60, 1, 600),
-    refreshTokenTtl: int(src, 'GATEHOUSE_REFRESH_TOKEN_TTL', 30 * 24 * 3600, 1),
-    sessionTtl: int(src, 'GATEHOUSE_SESSION_TTL', 12 * 3600, 60),
-    tokenEndpointGet: bool(src, 'GATEHOUSE_TOKEN_ENDPOINT_GET', false),
-    openTokenKey: bool(src, 'GATEHOUSE_OPEN_TOKEN_KEY', false),
-    trustProxy: trust === undefined || trust === '' ? false : ['true', 'false'].includes(trust) ? trust === 'true' : trust,
-    logLevel: src.GATEHOUSE_LOG_LEVEL || 'info',
-    ...resourceSettings(src),
-    botFlood: botFloodSettings(src),
-    ...tlsSettings(src),
-    federationProviders: loadProviders(src, (message) => new ConfigError(message)),
-    ...notifySettings(src),
-  };
-}
-
-function notifySettings(src: Source) {
-  return {
-    notifyBotToken: src.GATEHOUSE_NOTIFY_BOT_TOKEN || undefined,
-    notifyBotApiUrl: src.GATEHOUSE_NOTIFY_BOT_API_URL ? url(src, 'GATEHOUSE_NOTIFY_BOT_API_URL', '') : undefined,
-    webhookTimeout: int(src, 'GATEHOUSE_WEBHOOK_TIMEOUT', 15, 1, 300),
-  };
-}
-
-/** GATEHOUSE_TLS_CERT / GATEHOUSE_TLS_KEY (file paths, both or neither) and GATEHOUSE_CLIENT_CERT_HEADER. */
-function tlsSettings(src: Source) {
-  const tlsCert = src.GATEHOUSE_TLS_CERT || undefined;
-  const tlsKey = src.GATEHOUSE_TLS_KEY || undefined;
+  const read = readSettings(src);
+  if ('error' in read) throw new ConfigError(read.error);
+  const v = read.values;
+  const tlsCert = v.GATEHOUSE_TLS_CERT;
+  const tlsKey = v.GATEHOUSE_TLS_KEY;
   if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new ConfigError('GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY go together: set both or neither');
-  const header = src.GATEHOUSE_CLIENT_CERT_HEADER?.trim().toLowerCase() || undefined;
-  if (header && !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(header)) throw new ConfigError(`GATEHOUSE_CLIENT_CERT_HEADER must be a header name, got "${header}"`);
-  const trust = src.GATEHOUSE_TRUST_PROXY;
-  if (header && (!trust || trust === 'false')) {
+  const clientCertHeader = v.GATEHOUSE_CLIENT_CERT_HEADER;
+  if (clientCertHeader && v.GATEHOUSE_TRUST_PROXY === false) {
     throw new ConfigError('GATEHOUSE_CLIENT_CERT_HEADER needs GATEHOUSE_TRUST_PROXY: the header is believed only from a trusted proxy');
   }
-  return { tlsCert, tlsKey, clientCertHeader: header };
-}
-
-function resourceSettings(src: Source) {
-  const tokenVerification = (src.GATEHOUSE_TOKEN_VERIFICATION || 'table') as TokenVerification;
-  if (!TOKEN_VERIFICATIONS.includes(tokenVerification)) {
-    throw new ConfigError(`GATEHOUSE_TOKEN_VERIFICATION must be one of ${TOKEN_VERIFICATIONS.join(', ')}, got "${tokenVerification}"`);
-  }
-  const introspectionClientId = src.GATEHOUSE_INTROSPECTION_CLIENT_ID || undefined;
-  const introspectionClientSecret = src.GATEHOUSE_INTROSPECTION_CLIENT_SECRET || undefined;
-  if (tokenVerification === 'introspection' && (!introspectionClientId || !introspectionClientSecret)) {
+  const tokenVerification = v.GATEHOUSE_TOKEN_VERIFICATION;
+  if (tokenVerification === 'introspection' && (!v.GATEHOUSE_INTROSPECTION_CLIENT_ID || !v.GATEHOUSE_INTROSPECTION_CLIENT_SECRET)) {
     throw new ConfigError('GATEHOUSE_TOKEN_VERIFICATION=introspection needs GATEHOUSE_INTROSPECTION_CLIENT_ID and GATEHOUSE_INTROSPECTION_CLIENT_SECRET');
   }
-  return {
+  const host = v.GATEHOUSE_HOST;
+  const scheme = tlsCert ? 'https' : 'http';
+  // With port 0 the real URL is known only once the listener is bound (withListeners below).
+  const base = (s: string, port: number) => `${s}://${hostForUrl(host)}:${port}`;
+  return deepFreeze<Config>({
+    databaseUrl: v.GATEHOUSE_DATABASE_URL,
+    redisUrl: v.GATEHOUSE_REDIS_URL,
+    redisPrefix: v.GATEHOUSE_REDIS_PREFIX,
+    host,
+    authPort: v.GATEHOUSE_AUTH_PORT,
+    apiPort: v.GATEHOUSE_API_PORT,
+    botPort: v.GATEHOUSE_BOT_PORT,
+    roles: v.GATEHOUSE_ROLES,
+    authUrl: v.GATEHOUSE_AUTH_URL ?? base(scheme, v.GATEHOUSE_AUTH_PORT),
+    apiUrl: v.GATEHOUSE_API_URL ?? base(scheme, v.GATEHOUSE_API_PORT),
+    botApiUrl: v.GATEHOUSE_BOT_API_URL ?? base('http', v.GATEHOUSE_BOT_PORT),
+    allowPrivateWebhooks: v.GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS,
+    adminToken: v.GATEHOUSE_ADMIN_TOKEN,
+    accessTokenTtl: v.GATEHOUSE_ACCESS_TOKEN_TTL,
+    codeTtl: v.GATEHOUSE_CODE_TTL,
+    refreshTokenTtl: v.GATEHOUSE_REFRESH_TOKEN_TTL,
+    sessionTtl: v.GATEHOUSE_SESSION_TTL,
+    tokenEndpointGet: v.GATEHOUSE_TOKEN_ENDPOINT_GET,
+    openTokenKey: v.GATEHOUSE_OPEN_TOKEN_KEY,
+    parTtl: v.GATEHOUSE_PAR_TTL,
+    parRequired: v.GATEHOUSE_PAR_REQUIRED,
+    trustProxy: v.GATEHOUSE_TRUST_PROXY,
+    logLevel: v.GATEHOUSE_LOG_LEVEL,
+    logFormat: v.GATEHOUSE_LOG_FORMAT,
+    metricsPort: v.GATEHOUSE_METRICS_PORT,
     tokenVerification,
-    introspectionCacheTtl: int(src, 'GATEHOUSE_INTROSPECTION_CACHE_TTL', 5, 0, 3600),
-    introspectionClientId,
-    introspectionClientSecret,
-  };
+    introspectionCacheTtl: v.GATEHOUSE_INTROSPECTION_CACHE_TTL,
+    introspectionClientId: v.GATEHOUSE_INTROSPECTION_CLIENT_ID,
+    introspectionClientSecret: v.GATEHOUSE_INTROSPECTION_CLIENT_SECRET,
+    botFlood: {
+      perChat: { rate: v.GATEHOUSE_BOT_FLOOD_CHAT_RATE, burst: v.GATEHOUSE_BOT_FLOOD_CHAT_BURST },
+      global: { rate: v.GATEHOUSE_BOT_FLOOD_GLOBAL_RATE, burst: v.GATEHOUSE_BOT_FLOOD_GLOBAL_BURST },
+    },
+    tlsCert,
+    tlsKey,
+    clientCertHeader,
+    // The provider list may name further variables (GATEHOUSE_PROVIDER_<ID>_CLIENT_SECRET), so it reads the whole source.
+    federationProviders: loadProviders(src, (message) => new ConfigError(message)),
+    notifyBotToken: v.GATEHOUSE_NOTIFY_BOT_TOKEN,
+    notifyBotApiUrl: v.GATEHOUSE_NOTIFY_BOT_API_URL,
+    webhookTimeout: v.GATEHOUSE_WEBHOOK_TIMEOUT,
+    secretKey: v.GATEHOUSE_SECRET_KEY,
+  });
 }
 
-function rate(src: Source, name: string, def: number): number {
-  const raw = src[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || n > 1e6) throw new ConfigError(`${name} must be a number from 0 to 1000000, got "${raw}"`);
-  return n;
+/** With port 0 a URL is known only once its listener is bound; an explicit URL setting (any other port) wins. */
+function boundUrl(configured: string, port: number | undefined): string {
+  const u = new URL(configured);
+  if (port === undefined || u.port !== '0') return configured;
+  u.port = String(port);
+  return u.toString().replace(/\/+$/, '');
 }
 
-function botFloodSettings(src: Source): Config['botFlood'] {
-  return {
-    perChat: { rate: rate(src, 'GATEHOUSE_BOT_FLOOD_CHAT_RATE', 1), burst: int(src, 'GATEHOUSE_BOT_FLOOD_CHAT_BURST', 20, 1, 1_000_000) },
-    global: { rate: rate(src, 'GATEHOUSE_BOT_FLOOD_GLOBAL_RATE', 30), burst: int(src, 'GATEHOUSE_BOT_FLOOD_GLOBAL_BURST', 30, 1, 1_000_000) },
-  };
+/**
+ * A new (frozen) config whose public URLs name the ports the listeners were
+ * bound to: what port 0 picked is known before any service is built.
+ */
+export function withListeners(config: Config, ports: { auth?: number; api?: number; bot?: number }): Config {
+  return deepFreeze<Config>({
+    ...config,
+    authUrl: boundUrl(config.authUrl, ports.auth),
+    apiUrl: boundUrl(config.apiUrl, ports.api),
+    botApiUrl: boundUrl(config.botApiUrl, ports.bot),
+  });
 }

@@ -1,80 +1,273 @@
+import { randomUUID } from 'node:crypto';
 import type { Config } from './config.js';
-import { LoginGuard } from './core/login.js';
+import { BOT_TOKEN_POLICY, BotApi } from './core/bot/api.js';
+import { BotFather } from './core/bot/botfather.js';
+import { CallbackQueries } from './core/bot/callbacks.js';
+import { Conversations } from './core/bot/conversations.js';
+import { FloodControl } from './core/bot/flood.js';
+import { ensureBotFather } from './core/bot/manage.js';
+import { botMethods } from './core/bot/methods.js';
+import { ChatClient } from './core/bot/people.js';
+import { LocalWakeups } from './core/bot/wakeups.js';
+import { BotWebhookDeliverer } from './core/bot/bot-webhooks.js';
+import { defaultLoginPolicy, LoginGuard } from './core/login.js';
 import { AuthorizationEndpoint } from './core/oauth/authorize.js';
 import { defaultOAuthConfig, type OAuthConfig } from './core/oauth/config.js';
 import { TokenInspector } from './core/oauth/inspect.js';
 import { KeyRing } from './core/oauth/keys.js';
 import { TokenEndpoint } from './core/oauth/token-endpoint.js';
+import { PushedAuthorization } from './core/oauth/par.js';
+import { ClientAssertions } from './core/oauth/client-assertion.js';
+import { clientAssertionAudiences } from './core/oauth/client-options.js';
 import { TokenIssuer } from './core/oauth/tokens.js';
 import { systemClock, type Clock, type PasswordHasher, type Storage } from './core/ports.js';
 import { SessionManager } from './core/sessions.js';
+import { ADMIN_TOKEN_POLICY, CLIENT_SECRET_POLICY, CredentialThrottle } from './core/throttle.js';
 import { IdTokenIssuer } from './core/oidc/id-token.js';
+import { outboundLogoutSender } from './core/oidc/backchannel.js';
 import { SingleSignOn } from './core/oidc/sso.js';
+import { botWebhookChecker, botWebhookPoster } from './http/bot/bot-webhook-client.js';
+import { Federation } from './core/federation/index.js';
+import { CachedVerifier, TokenRouter } from './core/resource/cache.js';
+import { IntrospectionVerifier } from './core/resource/introspection.js';
+import { RemoteJwks } from './core/resource/jwks.js';
+import { JwtVerifier } from './core/resource/jwt.js';
+import { TableVerifier } from './core/resource/table.js';
+import type { AccessTokenVerifier } from './core/resource/token.js';
 import { argon2Hasher } from './infra/argon2.js';
-import { openStorage } from './store/index.js';
-import { connectRedis, withRedis } from './store/redis/index.js';
+import type { BotStorage } from './core/bot/ports.js';
+import type { FederationStorage } from './core/federation/ports.js';
+import { PgWakeupRelay } from './store/bot/pg-wakeups.js';
+import { RedisWakeups, redisDeliveryLease } from './store/bot/redis-wakeups.js';
+import type { SqlStorage } from './store/index.js';
+import type { ConsoleStore } from './core/console/ports.js';
+import { outboundClients, type OutboundClient } from './infra/outbound/client.js';
+import { connectRedis, redisConnected, withRedis } from './store/redis/index.js';
+import { openStorageWhenReachable, type StoreLog } from './store/startup.js';
 
 /** Everything one Gatehouse process runs on, wired once (the composition root). */
 export interface Gatehouse {
-  config: Config;
-  oauth: OAuthConfig;
+  /** Read-only, like everything in it (src/config.ts). */
+  readonly config: Config;
+  readonly oauth: OAuthConfig;
   clock: Clock;
   storage: Storage;
+  /** The chat-bot interface's stores (same database, outbox and transaction port). */
+  botStorage: BotStorage;
+  /** Third-party login's stores, likewise. */
+  federationStorage: FederationStorage;
   hasher: PasswordHasher;
   keys: KeyRing;
-  issuer: TokenIssuer;
+  tokenIssuer: TokenIssuer;
   tokenEndpoint: TokenEndpoint;
   authorization: AuthorizationEndpoint;
   inspector: TokenInspector;
   sessions: SessionManager;
   login: LoginGuard;
+  /** Wrong client secrets and admin tokens, per credential and per address (src/core/throttle.ts). */
+  clientThrottle: CredentialThrottle;
+  adminThrottle: CredentialThrottle;
   /** OpenID Connect ID tokens (src/core/oidc). */
   idTokens: IdTokenIssuer;
   /** Single sign-on sessions and single logout (src/core/oidc/sso.ts). */
   sso: SingleSignOn;
+  /** Server-side HTTP, by who chose the destination (src/infra/outbound/client.ts). */
+  outbound: { registered: OutboundClient; configured: OutboundClient };
+  /** Third-party login (src/core/federation); undefined when no provider is configured. */
+  federation: Federation | undefined;
+  /** Administrators and the accounts they locked (the admin console, src/core/console). */
+  console: ConsoleStore;
+  /** Pushed authorization requests (RFC 9126, src/core/oauth/par.ts). */
+  par: PushedAuthorization;
+  /** `private_key_jwt` client authentication (RFC 7523, src/core/oauth/client-assertion.ts). */
+  clientAssertions: ClientAssertions;
   close(): Promise<void>;
 }
 
 export interface GatehouseOptions {
   clock?: Clock;
   hasher?: PasswordHasher;
-  storage?: Storage;
+  storage?: SqlStorage;
+  /** Where storage outages are reported (start-up waiting, lost connections). */
+  logger?: StoreLog;
 }
+
+const silent: StoreLog = { info: () => undefined, warn: () => undefined };
 
 export async function createGatehouse(config: Config, opts: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = opts.clock ?? systemClock;
-  let storage = opts.storage ?? (await openStorage(config.databaseUrl));
+  const log = opts.logger ?? silent;
+  const sql = opts.storage ?? (await openStorageWhenReachable(config.databaseUrl, log, { secretKey: config.secretKey }));
+  let storage: Storage = sql;
   // With Redis, sessions and rate limits are shared by every process behind one address.
-  if (config.redisUrl) storage = withRedis(storage, connectRedis(config.redisUrl), { prefix: config.redisPrefix });
+  if (config.redisUrl) {
+    const redis = connectRedis(config.redisUrl, log);
+    // A Redis that is down at start degrades the service; it does not stop it.
+    await redisConnected(redis);
+    storage = withRedis(sql, redis, { prefix: config.redisPrefix });
+  }
   const hasher = opts.hasher ?? argon2Hasher();
-  const oauth: OAuthConfig = {
+  // Read-only like the config it comes from: the URLs are final (port 0 resolved) before this runs.
+  const oauth: OAuthConfig = Object.freeze({
     ...defaultOAuthConfig(config.authUrl, config.apiUrl),
     accessTokenTtl: config.accessTokenTtl,
     codeTtl: config.codeTtl,
     refreshTokenTtl: config.refreshTokenTtl,
-  };
+  });
   const keys = new KeyRing(storage.keys, clock);
   await keys.init();
-  const issuer = new TokenIssuer(oauth, keys, clock);
-  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events);
+  const tokenIssuer = new TokenIssuer(oauth, keys, clock);
+  const consoleStore = sql.console;
+  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore);
   const idTokens = new IdTokenIssuer(oauth, keys, clock);
-  const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, issuer, login, idTokens });
+  const clientThrottle = new CredentialThrottle(storage.rateLimits, clock, CLIENT_SECRET_POLICY);
+  const outbound = outboundClients(config);
+  // jwks_uri is registered by clients: fetched with the registered destinations' SSRF rules.
+  const clientAssertions = new ClientAssertions({ replay: sql.currentOAuth.replay, clock, http: outbound.registered.request, audiences: () => clientAssertionAudiences(oauth.issuer) });
+  const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, tokenIssuer, login, idTokens, clientThrottle, clientAssertions });
   const sessions = new SessionManager(storage.sessions, clock, config.sessionTtl * 1000);
+  const authorization = new AuthorizationEndpoint({ storage, config: oauth, clock, tokenIssuer });
+  const par = new PushedAuthorization({
+    store: sql.currentOAuth.pushed, clients: storage.clients, clock, ttlSeconds: config.parTtl, required: config.parRequired, validate: (p) => authorization.validate(p),
+  });
   return {
     config,
     oauth,
     clock,
     storage,
+    botStorage: sql.bot,
+    federationStorage: sql.federation,
     hasher,
     keys,
-    issuer,
+    tokenIssuer,
     tokenEndpoint,
-    authorization: new AuthorizationEndpoint({ storage, config: oauth, clock, issuer }),
+    authorization,
     inspector: new TokenInspector({ stores: storage, keys, config: oauth, clock }),
     sessions,
     login,
+    clientThrottle,
+    adminThrottle: new CredentialThrottle(storage.rateLimits, clock, ADMIN_TOKEN_POLICY),
     idTokens,
-    sso: new SingleSignOn({ storage, sessions, keys, config: oauth, clock }),
-    close: () => storage.close(),
+    // Back-channel logout URIs are registered by clients (RFC 7591 lets anyone register one).
+    sso: new SingleSignOn({ storage, sessions, keys, config: oauth, clock, send: outboundLogoutSender(outbound.registered.request) }),
+    outbound,
+    // Providers are the operator's choice: they may sit on a private network.
+    federation: config.federationProviders.length === 0 ? undefined
+      : new Federation(config.federationProviders, { storage: sql.federation, login, clock, http: outbound.configured.request }),
+    par,
+    console: consoleStore,
+    clientAssertions,
+    close: async () => {
+      outbound.registered.close();
+      outbound.configured.close();
+      await storage.close();
+    },
+  };
+}
+
+/** Verified JWTs are remembered this long: the same bytes verify the same way, only `exp` is rechecked. */
+const JWT_CACHE_MS = 60_000;
+
+/**
+ * The token check of {api_url}, as `GATEHOUSE_TOKEN_VERIFICATION` says
+ * (README, Resource server). Opaque tokens can only be looked up, so `local` still sends
+ * them to the token table, which this process shares anyway: it reads the
+ * users table to answer `/user`.
+ */
+export function createResourceVerifier(gh: Gatehouse): AccessTokenVerifier {
+  const { config, clock } = gh;
+  const issuer = gh.oauth.issuer;
+  const audience = [gh.oauth.audience];
+  const ttlMs = config.introspectionCacheTtl * 1000;
+  const table = new CachedVerifier(new TableVerifier(gh.inspector, { audience, clock }), { ttlMs, clock });
+  switch (config.tokenVerification) {
+    case 'table':
+      return table;
+    case 'local': {
+      const keys = new RemoteJwks({ uri: `${config.authUrl}/.well-known/jwks.json`, http: gh.outbound.configured.request, clock });
+      const jwt = new CachedVerifier(new JwtVerifier({ keys, issuer, audience, clock }), { ttlMs: JWT_CACHE_MS, clock, cacheFailures: false });
+      return new TokenRouter({ jwt, opaque: table });
+    }
+    case 'introspection':
+      return new CachedVerifier(new IntrospectionVerifier({
+        endpoint: `${config.authUrl}/oauth/check_token`,
+        clientId: config.introspectionClientId!,
+        clientSecret: config.introspectionClientSecret!,
+        issuer,
+        audience,
+        clock,
+        http: gh.outbound.configured.request,
+      }), { ttlMs, clock });
+  }
+}
+
+/** The chat-bot interface's core: the Bot API, the people's chat client, and its background work. */
+export interface BotInterface {
+  api: BotApi;
+  client: ChatClient;
+  /** Starts webhook delivery and the purge of updates older than 24 hours. */
+  start(): Promise<void>;
+  /** Ends pending long polls at once (so closing the listener does not wait up to 50 s for them) and the background work. */
+  stop(): void;
+  /** After the listener closed: the wake-ups and their Redis connections. */
+  close(): Promise<void>;
+}
+
+/** Unconfirmed updates are kept 24 hours (Bot API, getUpdates). */
+const UPDATE_TTL_MS = 24 * 3600_000;
+const PURGE_UPDATES_EVERY_MS = 10 * 60_000;
+
+/** Wires the chat-bot interface (role `bot`) on `gh`: stores, wake-ups (Redis when configured), BotFather. */
+export async function createBotInterface(gh: Gatehouse, log: StoreLog): Promise<BotInterface> {
+  const { config, clock } = gh;
+  // With Redis, wake-ups reach the other processes too, and a lease per bot keeps
+  // webhook delivery to one process at a time.
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
+  const prefix = `${config.redisPrefix}bot:`;
+  // While Redis is away, wake-ups (and so the 409 rule) travel through PostgreSQL instead.
+  const relay = redis && /^postgres(ql)?:/.test(config.databaseUrl) ? new PgWakeupRelay(config.databaseUrl) : undefined;
+  const wakeups = redis ? new RedisWakeups(redis, connectRedis(config.redisUrl!), prefix, relay) : new LocalWakeups();
+  const lease = redis ? redisDeliveryLease(redis, prefix, randomUUID()) : undefined;
+  const storage = gh.botStorage;
+  const stopping = new AbortController();
+  const conversations = new Conversations({ storage, users: gh.storage.users, wakeups, clock });
+  const callbacks = new CallbackQueries({ storage, wakeups, clock });
+  const methods = botMethods({
+    stores: storage, conversations, callbacks, wakeups, clock,
+    allowPrivateWebhooks: config.allowPrivateWebhooks, checkWebhookUrl: botWebhookChecker(gh.outbound.registered.check),
+  });
+  const api = new BotApi({
+    methods,
+    bots: storage.bots,
+    flood: new FloodControl(config.botFlood),
+    throttle: new CredentialThrottle(gh.storage.rateLimits, clock, BOT_TOKEN_POLICY),
+    shutdown: stopping.signal,
+  });
+  const botFather = new BotFather({ account: await ensureBotFather(storage, gh.storage.users, clock), storage, clock, conversations });
+  const client = new ChatClient({ conversations, callbacks, bots: storage.bots, chats: storage.chats, profiles: storage.profiles, wakeups, botFather, shutdown: stopping.signal });
+  const deliverer = new BotWebhookDeliverer(
+    { bots: storage.bots, updates: storage.updates, wakeups, clock, callAs: (bot, method, params) => api.callAs(bot, method, params) },
+    botWebhookPoster(gh.outbound.registered.request), undefined, (err) => log.warn({ err }, 'webhook delivery failed'), lease);
+  let purge: NodeJS.Timeout | undefined;
+  return {
+    api,
+    client,
+    async start() {
+      await deliverer.start();
+      purge = setInterval(() => {
+        storage.updates.purgeOlderThan(clock.now() - UPDATE_TTL_MS).catch((err) => log.warn({ err }, 'purging old bot updates failed'));
+        storage.callbacks.purgeOlderThan(clock.now() - UPDATE_TTL_MS).catch((err) => log.warn({ err }, 'purging old callback queries failed'));
+      }, PURGE_UPDATES_EVERY_MS);
+      purge.unref();
+    },
+    stop() {
+      clearInterval(purge);
+      stopping.abort();
+      deliverer.stop();
+    },
+    async close() {
+      await wakeups.close();
+      redis?.disconnect();
+    },
   };
 }

@@ -8,6 +8,6 @@ export type { Gatehouse } from './gatehouse.js';
 export type { Grant, GrantDeps, GrantRequest } from './core/oauth/grants/grant.js';
 export { mayRefresh } from './core/oauth/grants/grant.js';
 export type { TokenResponse } from './core/oauth/tokens.js';
-export { OAuthError, invalidGrant, invalidRequest, invalidScope } from './core/errors.js';
+export { GatehouseError, OAuthError, invalidGrant, invalidRequest, invalidScope, type ErrorCode } from './core/errors.js';
 export { required, single, type Params } from './core/params.js';
 export { resolveScope, parseScope, formatScope } from './core/scope.js';

@@ -1,11 +1,53 @@
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
-import type { Config } from './config.js';
-import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
+import type { ServerOptions } from 'node:https';
+import { withListeners, type Config } from './config.js';
+import { createBotInterface, createGatehouse, createResourceVerifier, type BotInterface, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import { buildAuthServer } from './http/auth/app.js';
 import { buildApiServer } from './http/api/app.js';
-import { startBotInterface, type RunningBotInterface } from './http/bot/start.js';
+import { buildBotServer } from './http/bot/app.js';
+import { ensureChatPageClient } from './core/bot/chat-page-client.js';
 import { startNotifyWorker, type RunningNotifyWorker } from './infra/notify-worker.js';
+import { bindListener, type Listener } from './http/listener.js';
+import { httpsOptions } from './http/tls.js';
+import { countWebhookBacklogWith, startMetricsListener, type MetricsListener } from './infra/metrics.js';
+import { flushTraces, startTracing } from './infra/tracing.js';
+
+/** The chat-bot interface ({bot_api_url}) as it runs: its listener and its core. */
+export interface RunningBotInterface {
+  app: FastifyInstance;
+  core: BotInterface;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Bot API, chat client API, chat page and BotFather on their own listener. */
+async function startBotInterface(gh: Gatehouse, logger: Logger, listener: Listener): Promise<RunningBotInterface> {
+  const core = await createBotInterface(gh, logger);
+  await core.start();
+  try {
+    const url = gh.config.botApiUrl;
+    await ensureChatPageClient({ clients: gh.storage.clients, clock: gh.clock }, url);
+    const app = await buildBotServer(gh, core, logger, listener.serverFactory);
+    await app.ready();
+    listener.announce(logger);
+    return {
+      app,
+      core,
+      url,
+      async close() {
+        core.stop();
+        await app.close();
+        await listener.close();
+        await core.close();
+      },
+    };
+  } catch (e) {
+    core.stop();
+    await core.close();
+    throw e;
+  }
+}
 
 export interface RunningGatehouse {
   gh: Gatehouse;
@@ -16,6 +58,8 @@ export interface RunningGatehouse {
   listening: string;
   /** The chat-bot interface ({bot_api_url}) when the `bot` role runs. */
   bot: RunningBotInterface | undefined;
+  /** Where `/metrics` is served (GATEHOUSE_METRICS_PORT), when it is. */
+  metricsUrl: string | undefined;
   /** The outbox worker (webhooks, chat notifications) when the `worker` role runs. */
   notify: RunningNotifyWorker | undefined;
   logger: Logger;
@@ -23,62 +67,73 @@ export interface RunningGatehouse {
   close(): Promise<void>;
 }
 
-/** With port 0 the URL is only known after listening; an explicit URL setting always wins. */
-function actualUrl(configured: string, address: string): string {
-  const u = new URL(configured);
-  if (u.port !== '0') return configured;
-  u.port = new URL(address).port;
-  return u.toString().replace(/\/+$/, '');
+/** The listeners of the roles this process runs, bound before anything else so port 0 is a known port. */
+async function bindListeners(config: Config): Promise<{ auth?: Listener; api?: Listener; bot?: Listener }> {
+  const bound: { auth?: Listener; api?: Listener; bot?: Listener } = {};
+  try {
+    // The authorization and resource servers speak HTTPS when a certificate is set; the chat-bot interface plain HTTP.
+    const tls = (httpsOptions(config) as { https?: ServerOptions }).https;
+    if (config.roles.has('auth')) bound.auth = await bindListener(config.host, config.authPort, tls);
+    if (config.roles.has('api')) bound.api = await bindListener(config.host, config.apiPort, tls);
+    if (config.roles.has('bot')) bound.bot = await bindListener(config.host, config.botPort);
+  } catch (e) {
+    await Promise.all(Object.values(bound).map((l) => l.close()));
+    throw e;
+  }
+  return bound;
 }
 
 const PURGE_EVERY_MS = 10 * 60_000;
 
-export async function startGatehouse(config: Config, opts: GatehouseOptions & { logger?: Logger } = {}): Promise<RunningGatehouse> {
-  const logger = opts.logger ?? pino({ level: config.logLevel, base: undefined });
-  const gh = await createGatehouse(config, opts);
+export async function startGatehouse(configured: Config, opts: GatehouseOptions & { logger?: Logger } = {}): Promise<RunningGatehouse> {
+  const logger = opts.logger ?? pino({ level: configured.logLevel, base: undefined });
+  // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (README, Traces); before the apps, so their hooks see it.
+  startTracing(process.env);
+  const listeners = await bindListeners(configured);
+  // The public URLs with the ports the listeners got: final before any service reads them.
+  const config = withListeners(configured, { auth: listeners.auth?.port, api: listeners.api?.port, bot: listeners.bot?.port });
+  const { authUrl, apiUrl } = config;
   const servers: FastifyInstance[] = [];
-  let authUrl = config.authUrl;
-  let apiUrl = config.apiUrl;
-  let listening = '';
   let bot: RunningBotInterface | undefined;
+  let gh: Gatehouse | undefined;
   try {
-    if (config.roles.has('auth')) {
-      const app = await buildAuthServer(gh, logger);
-      const address = await app.listen({ host: config.host, port: config.authPort });
-      listening = address;
-      authUrl = actualUrl(config.authUrl, address);
-      config.authUrl = authUrl;
-      gh.oauth.issuer = authUrl;
+    gh = await createGatehouse(config, { ...opts, logger });
+    if (listeners.auth) {
+      const app = await buildAuthServer(gh, logger, listeners.auth.serverFactory);
       servers.push(app);
+      await app.ready();
+      listeners.auth.announce(logger);
     }
-    // The resource server ({api_url}); its URL is the `aud` of access tokens, so it is fixed once known.
-    if (config.roles.has('api')) {
-      const api = await buildApiServer(gh, logger);
-      apiUrl = actualUrl(config.apiUrl, await api.listen({ host: config.host, port: config.apiPort }));
-      config.apiUrl = apiUrl;
-      gh.oauth.audience = apiUrl;
+    // The resource server ({api_url}); its URL is the `aud` of access tokens.
+    if (listeners.api) {
+      const api = await buildApiServer(gh, createResourceVerifier(gh), logger, listeners.api.serverFactory);
       servers.push(api);
+      await api.ready();
+      listeners.api.announce(logger);
     }
     // The chat-bot interface ({bot_api_url}): Bot API, chat client API, chat page and BotFather.
-    if (config.roles.has('bot')) bot = await startBotInterface(gh, logger, { port: config.botPort });
+    if (listeners.bot) bot = await startBotInterface(gh, logger, listeners.bot);
   } catch (e) {
     await bot?.close();
     await Promise.all(servers.map((s) => s.close()));
-    await gh.close();
+    await Promise.all([listeners.auth, listeners.api, listeners.bot].map((l) => l?.close()));
+    await gh?.close();
     throw e;
   }
+  const listening = listeners.auth?.address ?? '';
+  const closeListeners = () => Promise.all([listeners.auth, listeners.api].map((l) => l?.close()));
 
   // Expired tokens, codes and keys are deleted in the background, in small statements.
   const purge = setInterval(() => {
     const now = gh.clock.now();
     // Single sign-on records outlive their session only as long as a refresh token could need them.
-    Promise.all([gh.storage.tokens.purgeExpired(now), gh.storage.keys.deleteExpired(now), gh.storage.signIns.purge(now - gh.oauth.refreshTokenTtl * 1000)])
+    Promise.all([gh.storage.tokens.purgeExpired(now), gh.storage.codes.purgeExpired(now), gh.storage.keys.deleteExpired(now), gh.storage.signIns.purge(now - gh.oauth.refreshTokenTtl * 1000)])
       .then(([n]) => n && logger.debug({ deleted: n }, 'purged expired rows'))
       .catch((err) => logger.warn({ err }, 'purge failed'));
   }, PURGE_EVERY_MS);
   purge.unref();
 
-  logger.info({ auth_url: authUrl, api_url: config.roles.has('api') ? apiUrl : undefined, database: config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres' },
+  logger.info({ auth_url: authUrl, api_url: config.roles.has('api') ? apiUrl : undefined, bot_api_url: bot?.url, database: config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres' },
     `Gatehouse ready: authorization server ${authUrl} (metadata ${authUrl}/.well-known/oauth-authorization-server)` +
     (config.roles.has('api') ? `, resource server ${apiUrl} (${apiUrl}/user)` : '') +
     (bot ? `, chat-bot interface ${bot.url} (Bot API ${bot.url}/bot<token>/<method>, chat page ${bot.url}/)` : ''));
@@ -86,6 +141,28 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
 
   // Notifications (role `worker`): started after the listeners, so {bot_api_url} is known.
   const notify = config.roles.has('worker') ? startNotifyWorker(gh, logger) : undefined;
+  let metrics: MetricsListener | undefined;
+  if (config.metricsPort !== undefined) {
+    // Through the outbox port (endpoints are few); each endpoint's count is capped at the port's page of 1000.
+    const { events } = gh.storage;
+    countWebhookBacklogWith(async () => {
+      const endpoints = await events.endpoints.list();
+      const pending = await Promise.all(endpoints.map((e) => events.deliveries.list(e.id, { status: 'pending', limit: 1000 })));
+      return pending.reduce((n, l) => n + l.length, 0);
+    });
+    try {
+      metrics = await startMetricsListener(config.host, config.metricsPort);
+    } catch (e) {
+      clearInterval(purge);
+      await bot?.close();
+      await Promise.all(servers.map((s) => s.close()));
+      await closeListeners();
+      await notify?.stop();
+      await gh.close();
+      throw e;
+    }
+    logger.info({ metrics_url: `${metrics.url}/metrics` }, `Prometheus metrics at ${metrics.url}/metrics`);
+  }
 
   return {
     gh,
@@ -93,15 +170,19 @@ export async function startGatehouse(config: Config, opts: GatehouseOptions & { 
     apiUrl,
     listening,
     bot,
+    metricsUrl: metrics?.url,
     notify,
     logger,
     async close() {
       clearInterval(purge);
+      await metrics?.close();
       await bot?.close();
       await Promise.all(servers.map((s) => s.close()));
+      await closeListeners();
       // After the listeners: requests finishing now may still commit events; attempts in flight complete.
       await notify?.stop();
       await gh.close();
+      await flushTraces();
     },
   };
 }

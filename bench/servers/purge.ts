@@ -24,7 +24,7 @@ const ticker = setInterval(() => {
 }, 1);
 await new Promise((resolve) => setTimeout(resolve, 20));
 const t0 = performance.now();
-// An optional second argument sets the batch size (src/store/tokens.ts PURGE_BATCH otherwise).
+// An optional second argument sets the batch size (src/store/purge.ts PURGE_BATCH otherwise).
 const batch = process.argv[3] ? Number(process.argv[3]) : undefined;
 const deleted = await (storage.tokens as SqlTokenStore).purgeExpired(Date.now(), batch);
 const ms = performance.now() - t0;

@@ -19,6 +19,10 @@ import { startSsoSite, type SsoSite } from './site.js';
 const config = loadConfig({
   GATEHOUSE_DATABASE_URL: 'sqlite::memory:',
   GATEHOUSE_LOG_LEVEL: 'warn',
+  // The demo sites, and their back-channel logout endpoints, are on loopback.
+  GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true',
+  // Beside `npm start` (8080-8082) and `npm run example` (9080-9081).
+  GATEHOUSE_AUTH_PORT: '9090',
   ...process.env,
   // The sites need only the authorization server.
   GATEHOUSE_ROLES: 'auth',

@@ -1,40 +1,28 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, flagsToEnv, loadConfig, type Config } from '../config.js';
-import { createClient, createUser, describeClient, InputError } from '../core/admin.js';
+import { SETTING_NAMES, flagOf } from '../settings.js';
+import { createClient, createUser, describeClient } from '../core/admin.js';
+import { GatehouseError, invalidRequest } from '../core/errors.js';
 import { systemClock } from '../core/ports.js';
 import { KeyRing } from '../core/oauth/keys.js';
 import { argon2Hasher } from '../infra/argon2.js';
-import { openStorage, UsernameTakenError } from '../store/index.js';
+import { openStorage } from '../store/index.js';
 import { startGatehouse } from '../server.js';
-import { WEBHOOK_USAGE, webhookCommands } from './webhook.js';
-import { BotInputError, createBot } from '../core/bot/manage.js';
+import { webhookCommands } from './event-webhooks.js';
+import { BOTFATHER, BotInputError, createBot } from '../core/bot/manage.js';
 import { BotUsernameTakenError } from '../core/bot/ports.js';
-import { botStorage } from '../store/bot/index.js';
+import { SecretKeyError } from '../core/secret-box.js';
+import { secretKeyCommands } from './secret-key.js';
+import { closestCommand, COMMAND_NAMES, commandHelp, overviewHelp, parserOptions, type CommandName } from './commands.js';
+import { CliFailure, listenFailure, logFormatFor, packageVersion, serveLogger, startBanner } from './terminal.js';
 
-/** Settings every command accepts as flags (`--auth-port 0` = GATEHOUSE_AUTH_PORT=0). */
-const SETTINGS = ['database-url', 'redis-url', 'host', 'auth-port', 'api-port', 'bot-port', 'roles', 'auth-url', 'api-url', 'bot-api-url',
-  'allow-private-webhooks', 'admin-token', 'access-token-ttl', 'code-ttl', 'refresh-token-ttl', 'session-ttl', 'token-endpoint-get',
-  'open-token-key', 'trust-proxy', 'log-level', 'redis-prefix', 'token-verification', 'introspection-cache-ttl', 'introspection-client-id',
-  'introspection-client-secret', 'tls-cert', 'tls-key', 'client-cert-header', 'providers-file'] as const;
+/** Every setting is also a flag (`--auth-port 0` = GATEHOUSE_AUTH_PORT=0): src/settings.ts. */
+const SETTING_FLAGS = SETTING_NAMES.map(flagOf);
 type Options = NonNullable<ParseArgsConfig['options']>;
-const settingOptions: Options = Object.fromEntries(SETTINGS.map((s) => [s, { type: 'string' as const }]));
+const settingOptions: Options = Object.fromEntries(SETTING_FLAGS.map((s) => [s, { type: 'string' as const }]));
 
-const USAGE = `usage: gatehouse <command> [options] [--json]
-
-  serve                                   run the configured roles (default: all)
-  user create --username U --email E --password-stdin [--name N]
-  client create --name N --redirect-uri U [--redirect-uri U2 …] [--grant-types a,b] [--scope "s1 s2"]
-                [--public] [--auth-method M] [--trusted] [--introspect] [--domain D] [--token-format jwt|opaque]
-                [--post-logout-redirect-uri U …] [--backchannel-logout-uri U]
-                [--tls-client-certificate FILE] [--allowed-addresses CIDR,…]
-  client list
-  keys rotate
-  bot create --owner U --username X_bot --name N   a bot owned by user U; prints its token once
-${WEBHOOK_USAGE}
-
-Settings come from flags (--auth-port 0), then GATEHOUSE_* environment variables, then defaults.`;
-
+/** A malformed command line: the usage is printed. Never an HTTP answer, so not a GatehouseError. */
 class UsageError extends Error {}
 
 function parse(args: string[], options: Options): { values: Record<string, unknown> } {
@@ -47,8 +35,13 @@ function parse(args: string[], options: Options): { values: Record<string, unkno
 
 function configFrom(values: Record<string, unknown>): Config {
   const flags: Record<string, string> = {};
-  for (const s of SETTINGS) if (typeof values[s] === 'string') flags[s] = values[s] as string;
+  for (const s of SETTING_FLAGS) if (typeof values[s] === 'string') flags[s] = values[s] as string;
   return loadConfig(process.env, flagsToEnv(flags));
+}
+
+/** The settings a command line names (its flags over the environment); for tests of the flags. */
+export function configFromArgs(args: string[]): Config {
+  return configFrom(parse(args, {}).values);
 }
 
 async function readStdin(): Promise<string> {
@@ -62,7 +55,7 @@ function print(json: boolean, obj: Record<string, unknown>, human: string): void
 }
 
 async function withStorage<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openStorage>>) => Promise<T>): Promise<T> {
-  const storage = await openStorage(config.databaseUrl);
+  const storage = await openStorage(config.databaseUrl, { secretKey: config.secretKey });
   try {
     return await fn(storage);
   } finally {
@@ -71,8 +64,24 @@ async function withStorage<T>(config: Config, fn: (s: Awaited<ReturnType<typeof 
 }
 
 async function serve(args: string[]): Promise<void> {
-  const { values } = parse(args, {});
-  const running = await startGatehouse(configFrom(values));
+  const { values } = parse(args, parserOptions('serve'));
+  const config = configFrom(values);
+  const format = logFormatFor(config, process.stdout.isTTY === true);
+  const logger = serveLogger(config, format);
+  let running: Awaited<ReturnType<typeof startGatehouse>>;
+  try {
+    running = await startGatehouse(config, logger ? { logger } : {});
+  } catch (e) {
+    throw listenFailure(config, e) ?? e;
+  }
+  if (format === 'text') {
+    // BotFather is a user the bot role makes for itself, not a person who can sign in.
+    const hasUser = (await running.gh.console.listUsers({ limit: 2, offset: 0 })).some((u) => u.username !== BOTFATHER);
+    process.stdout.write(startBanner({
+      version: packageVersion(), authUrl: running.authUrl, apiUrl: config.roles.has('api') ? running.apiUrl : undefined, botUrl: running.bot?.url,
+      metricsUrl: running.metricsUrl, databaseUrl: config.databaseUrl, hasUser,
+    }));
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -88,16 +97,17 @@ async function serve(args: string[]): Promise<void> {
 }
 
 async function userCreate(args: string[]): Promise<void> {
-  const { values } = parse(args, {
-    username: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' },
-    'password-stdin': { type: 'boolean' },
-  });
+  const { values } = parse(args, parserOptions('user create'));
   if (!values['password-stdin']) throw new UsageError('--password-stdin is required (passwords are never taken as arguments)');
   const password = await readStdin();
   const config = configFrom(values);
-  const user = await withStorage(config, (s) =>
-    createUser(s, argon2Hasher(), systemClock, { username: String(values.username ?? ''), email: String(values.email ?? ''), password, name: (values.name as string) ?? null }));
-  print(Boolean(values.json), { id: user.id, username: user.username, email: user.email }, `created user ${user.username} (${user.id})`);
+  const user = await withStorage(config, async (s) => {
+    const u = await createUser(s, argon2Hasher(), systemClock, { username: String(values.username ?? ''), email: String(values.email ?? ''), password, name: (values.name as string) ?? null });
+    if (values.admin) await s.console.setAdmin(u.id, true);
+    return u;
+  });
+  print(Boolean(values.json), { id: user.id, username: user.username, email: user.email },
+    `created user ${user.username} (${user.id})${values.admin ? ', an administrator: signs in to the admin console at {auth_url}/admin' : ''}`);
 }
 
 /** `--tls-client-certificate FILE`: the PEM the client will present (RFC 8705 self_signed_tls_client_auth). */
@@ -106,18 +116,12 @@ function readCertificateFile(path: string | undefined): string | undefined {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new InputError(`--tls-client-certificate: cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw invalidRequest(`--tls-client-certificate: cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 }
 
 async function clientCreate(args: string[]): Promise<void> {
-  const { values } = parse(args, {
-    name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, 'grant-types': { type: 'string' },
-    scope: { type: 'string' }, public: { type: 'boolean' }, 'auth-method': { type: 'string' }, trusted: { type: 'boolean' },
-    introspect: { type: 'boolean' }, domain: { type: 'string' }, 'token-format': { type: 'string' },
-    'post-logout-redirect-uri': { type: 'string', multiple: true }, 'backchannel-logout-uri': { type: 'string' },
-    'tls-client-certificate': { type: 'string' }, 'allowed-addresses': { type: 'string' },
-  });
+  const { values } = parse(args, parserOptions('client create'));
   const config = configFrom(values);
   const { client, secret } = await withStorage(config, (s) => createClient(s, systemClock, {
     name: String(values.name ?? ''),
@@ -135,6 +139,10 @@ async function clientCreate(args: string[]): Promise<void> {
     backchannelLogoutUri: values['backchannel-logout-uri'] as string | undefined,
     tlsClientCertificate: readCertificateFile(values['tls-client-certificate'] as string | undefined),
     allowedAddresses: (values['allowed-addresses'] as string | undefined)?.split(','),
+    idTokenAlg: values['id-token-alg'] as string | undefined,
+    requirePar: Boolean(values['require-par']),
+    jwks: values.jwks as string | undefined,
+    jwksUri: values['jwks-uri'] as string | undefined,
   }));
   const d = describeClient(client, secret);
   const out = { client_id: d.client_id, ...(secret ? { client_secret: secret } : {}), redirect_uris: d.redirect_uris, grant_types: d.grant_types, scope: d.scope,
@@ -142,18 +150,21 @@ async function clientCreate(args: string[]): Promise<void> {
     ...(client.postLogoutRedirectUris.length ? { post_logout_redirect_uris: client.postLogoutRedirectUris } : {}),
     ...(client.backchannelLogoutUri ? { backchannel_logout_uri: client.backchannelLogoutUri } : {}),
     ...(client.tlsCertThumbprint ? { tls_client_certificate_thumbprint: client.tlsCertThumbprint } : {}),
-    ...(client.allowedAddresses?.length ? { allowed_addresses: client.allowedAddresses } : {}) };
+    ...(client.allowedAddresses?.length ? { allowed_addresses: client.allowedAddresses } : {}),
+    ...(client.idTokenAlg ? { id_token_signed_response_alg: client.idTokenAlg } : {}),
+    ...(client.requirePar ? { require_pushed_authorization_requests: true } : {}),
+    ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}) };
   print(Boolean(values.json), out, `client_id: ${client.id}${secret ? `\nclient_secret: ${secret}\n(the secret is shown once; only its hash is stored)` : ''}`);
 }
 
 async function clientList(args: string[]): Promise<void> {
-  const { values } = parse(args, {});
+  const { values } = parse(args, parserOptions('client list'));
   const clients = await withStorage(configFrom(values), (s) => s.clients.list());
   print(Boolean(values.json), { clients: clients.map((c) => describeClient(c)) }, clients.map((c) => `${c.id}  ${c.name}  [${c.grantTypes.join(',')}]`).join('\n') || '(no clients)');
 }
 
 async function keysRotate(args: string[]): Promise<void> {
-  const { values } = parse(args, {});
+  const { values } = parse(args, parserOptions('keys rotate'));
   const config = configFrom(values);
   const key = await withStorage(config, async (s) => {
     const ring = new KeyRing(s.keys, systemClock);
@@ -165,14 +176,14 @@ async function keysRotate(args: string[]): Promise<void> {
 }
 
 async function botCreate(args: string[]): Promise<void> {
-  const { values } = parse(args, { owner: { type: 'string' }, username: { type: 'string' }, name: { type: 'string' } });
+  const { values } = parse(args, parserOptions('bot create'));
   const { bot, token } = await withStorage(configFrom(values), async (s) => {
     const owner = await s.users.findByUsername(String(values.owner ?? '')) ?? await s.users.get(String(values.owner ?? ''));
-    if (!owner) throw new InputError('--owner must name an existing user');
+    if (!owner) throw invalidRequest('--owner must name an existing user');
     try {
-      return await createBot(botStorage(s), systemClock, { ownerUserId: owner.id, username: String(values.username ?? ''), name: String(values.name ?? '') });
+      return await createBot(s.bot, systemClock, { ownerUserId: owner.id, username: String(values.username ?? ''), name: String(values.name ?? '') });
     } catch (e) {
-      if (e instanceof BotInputError || e instanceof BotUsernameTakenError) throw new InputError(e.message);
+      if (e instanceof BotInputError || e instanceof BotUsernameTakenError) throw invalidRequest(e.message);
       throw e;
     }
   });
@@ -187,25 +198,68 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   'keys rotate': keysRotate,
   'bot create': botCreate,
   ...webhookCommands({ parse, configFrom, print, withStorage }),
+  ...secretKeyCommands({ parse, configFrom, print }, readStdin),
 };
 
+// Every declared command (src/cli/commands.ts) has a handler, and every handler a declaration.
+const handled = Object.keys(COMMANDS).sort().join();
+if (handled !== [...COMMAND_NAMES].sort().join()) throw new Error(`src/cli/commands.ts declares other commands than main.ts handles: ${handled}`);
+
+/** The command `argv` starts with (one or two words), and the arguments after it. */
+function commandOf(argv: readonly string[]): { cmd: CommandName; args: string[] } | undefined {
+  const [a, b] = argv;
+  const isCommand = (n: string | undefined): n is CommandName => n !== undefined && (COMMAND_NAMES as string[]).includes(n);
+  if (isCommand(a)) return { cmd: a, args: argv.slice(1) };
+  const two = a && b ? `${a} ${b}` : undefined;
+  return isCommand(two) ? { cmd: two, args: argv.slice(2) } : undefined;
+}
+
+function unknownCommand(argv: readonly string[]): number {
+  const typed = argv.filter((w) => !w.startsWith('-')).slice(0, 2).join(' ') || argv[0] || '';
+  const near = closestCommand(argv);
+  process.stderr.write(`gatehouse: unknown command "${typed}"${near ? `; did you mean "gatehouse ${near}"?` : ''}\n` +
+    'usage: gatehouse <command> [options]; `gatehouse --help` lists the commands\n');
+  return 2;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [a, b, ...rest] = argv;
-  const cmd = a && COMMANDS[a] ? a : a && b && COMMANDS[`${a} ${b}`] ? `${a} ${b}` : undefined;
-  if (!cmd || a === '--help' || a === 'help') {
-    process.stderr.write(`${USAGE}\n`);
-    return cmd || a === '--help' || a === 'help' ? 0 : 2;
+  const [first] = argv;
+  if (first === '--version' || first === '-V' || first === 'version') {
+    process.stdout.write(`gatehouse ${packageVersion()}\n`);
+    return 0;
   }
-  const args = cmd === a ? [b, ...rest].filter((x): x is string => x !== undefined) : rest;
+  if (first === undefined || first === '--help' || first === '-h') {
+    // No command at all is a mistake (exit 2); asking for help is not.
+    (first === undefined ? process.stderr : process.stdout).write(`${overviewHelp()}\n`);
+    return first === undefined ? 2 : 0;
+  }
+  if (first === 'help') {
+    if (argv.length === 1) {
+      process.stdout.write(`${overviewHelp()}\n`);
+      return 0;
+    }
+    const asked = commandOf(argv.slice(1));
+    if (!asked) return unknownCommand(argv.slice(1));
+    process.stdout.write(`${commandHelp(asked.cmd)}\n`);
+    return 0;
+  }
+  const found = commandOf(argv);
+  if (!found) return unknownCommand(argv);
+  const { cmd, args } = found;
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${commandHelp(cmd)}\n`);
+    return 0;
+  }
   try {
     await COMMANDS[cmd]!(args);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`gatehouse: ${e.message}\n${USAGE}\n`);
+      process.stderr.write(`gatehouse ${cmd}: ${e.message}\n\n${commandHelp(cmd)}\n`);
       return 2;
     }
-    if (e instanceof InputError || e instanceof ConfigError || e instanceof UsernameTakenError) {
+    // A refused input (a GatehouseError: its description is written for people), bad settings, a bad key file, a busy port.
+    if (e instanceof GatehouseError || e instanceof ConfigError || e instanceof SecretKeyError || e instanceof CliFailure) {
       process.stderr.write(`gatehouse: ${e.message}\n`);
       return 1;
     }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { invalidRequest, notFound } from './errors.js';
 import { randomToken, sha256 } from './crypto.js';
 import { GRANT_TYPES, type Client, type ClientAuthMethod, type TokenFormat, type User } from './model.js';
 import type { Clock, PasswordHasher, Storage, Stores } from './ports.js';
@@ -7,13 +8,10 @@ import { recordEvent } from './notify/record.js';
 import { parseScope } from './scope.js';
 import { domainHost, redirectUriProblem } from './oauth/redirect-uri.js';
 import { clientAccess, hasTlsCertificate } from './client-access.js';
+import { currentClientOptions, type CurrentClientInput } from './oauth/client-options.js';
 
-/** Bad input to an administrative operation; the message is safe to show. */
-export class InputError extends Error {
-  override name = 'InputError';
-}
 
-export interface ClientInput {
+export interface ClientInput extends CurrentClientInput {
   name: string;
   redirectUris: string[];
   grantTypes?: string[];
@@ -24,7 +22,7 @@ export interface ClientInput {
   introspect?: boolean;
   domain?: string | null;
   tokenFormat?: string;
-  /** RFC 8705 certificate (PEM) or thumbprint, and the address allow-list (spec §5.1): see client-access.ts. */
+  /** RFC 8705 certificate (PEM) or thumbprint, and the address allow-list (README, Application-level access): see client-access.ts. */
   tlsClientCertificate?: string;
   tlsClientCertificateThumbprint?: string;
   allowedAddresses?: string[];
@@ -40,7 +38,7 @@ export interface CreatedClient {
   secret: string | undefined;
 }
 
-const AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none', 'self_signed_tls_client_auth'];
+const AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none', 'self_signed_tls_client_auth', 'private_key_jwt', 'client_secret_jwt'];
 /** Redirect-based grants need at least one redirect URI. */
 const REDIRECTING = ['authorization_code', 'implicit'];
 /** Extension grants are named by absolute URIs (RFC 6749 §4.5). */
@@ -49,48 +47,51 @@ const isExtensionGrant = (g: string) => /^[a-z][a-z0-9+.-]*:/i.test(g);
 /** Validates a registration and creates the client with a server-generated ≥256-bit secret (and client.created, in one transaction). */
 export async function createClient(storage: Pick<Storage, 'transaction'>, clock: Clock, input: ClientInput): Promise<CreatedClient> {
   const name = input.name?.trim();
-  if (!name || name.length > 200) throw new InputError('name is required (at most 200 characters)');
+  if (!name || name.length > 200) throw invalidRequest('name is required (at most 200 characters)');
   const grantTypes = input.grantTypes?.length ? [...new Set(input.grantTypes)] : ['authorization_code', 'refresh_token'];
   const unknown = grantTypes.filter((g) => !GRANT_TYPES.includes(g) && !isExtensionGrant(g));
-  if (unknown.length) throw new InputError(`unknown grant type: ${unknown.join(', ')}`);
+  if (unknown.length) throw invalidRequest(`unknown grant type: ${unknown.join(', ')}`);
   const isPublic = input.public === true || input.authMethod === 'none';
   const authMethod = (isPublic ? 'none' : input.authMethod ?? (hasTlsCertificate(input) ? 'self_signed_tls_client_auth' : 'client_secret_basic')) as ClientAuthMethod;
-  if (!AUTH_METHODS.includes(authMethod)) throw new InputError(`unknown auth method: ${authMethod}`);
+  if (!AUTH_METHODS.includes(authMethod)) throw invalidRequest(`unknown auth method: ${authMethod}`);
   const access = clientAccess(input, authMethod);
+  const current = currentClientOptions(input, authMethod);
+  if (typeof current === 'string') throw invalidRequest(current);
   if (isPublic && grantTypes.some((g) => g === 'client_credentials' || g === 'password')) {
-    throw new InputError('a public client cannot use the client_credentials or password grant');
+    throw invalidRequest('a public client cannot use the client_credentials or password grant');
   }
   const tokenFormat = (input.tokenFormat ?? 'jwt') as TokenFormat;
-  if (tokenFormat !== 'jwt' && tokenFormat !== 'opaque') throw new InputError('token format must be jwt or opaque');
+  if (tokenFormat !== 'jwt' && tokenFormat !== 'opaque') throw invalidRequest('token format must be jwt or opaque');
   const domain = input.domain?.trim() || null;
-  if (domain && !domainHost(domain)) throw new InputError(`invalid domain: ${domain}`);
+  if (domain && !domainHost(domain)) throw invalidRequest(`invalid domain: ${domain}`);
   const redirectUris = [...new Set(input.redirectUris ?? [])];
   for (const uri of redirectUris) {
     const problem = redirectUriProblem(uri, domain);
-    if (problem) throw new InputError(problem);
+    if (problem) throw invalidRequest(problem);
   }
   if (grantTypes.some((g) => REDIRECTING.includes(g)) && redirectUris.length === 0) {
-    throw new InputError('at least one redirect URI is required for the authorization_code and implicit grants');
+    throw invalidRequest('at least one redirect URI is required for the authorization_code and implicit grants');
   }
   const postLogoutRedirectUris = [...new Set(input.postLogoutRedirectUris ?? [])];
   for (const uri of postLogoutRedirectUris) {
     const problem = redirectUriProblem(uri, domain);
-    if (problem) throw new InputError(`post-logout ${problem}`);
+    if (problem) throw invalidRequest(`post-logout ${problem}`);
   }
   const backchannelLogoutUri = input.backchannelLogoutUri?.trim() || null;
   if (backchannelLogoutUri) {
     // Back-Channel Logout 1.0 §2.2: an absolute URI without a fragment; the server POSTs to it, so http(s) only.
     const problem = redirectUriProblem(backchannelLogoutUri, domain);
-    if (problem || !/^https?:/i.test(backchannelLogoutUri)) throw new InputError(`back-channel logout URI: ${problem ?? 'must be an http(s) URI'}`);
+    if (problem || !/^https?:/i.test(backchannelLogoutUri)) throw invalidRequest(`back-channel logout URI: ${problem ?? 'must be an http(s) URI'}`);
   }
   let scope: string[];
   try {
     scope = parseScope(input.scope ?? 'user');
   } catch {
-    throw new InputError('malformed scope');
+    throw invalidRequest('malformed scope');
   }
   // A client that authenticates with its certificate has no secret (RFC 8705 §2.2).
-  const secret = isPublic || authMethod === 'self_signed_tls_client_auth' ? undefined : randomToken(32);
+  // Neither does one that signs assertions with its own key (RFC 7523 §2.2).
+  const secret = isPublic || authMethod === 'self_signed_tls_client_auth' || authMethod === 'private_key_jwt' ? undefined : randomToken(32);
   const client: Client = {
     id: randomToken(16),
     name,
@@ -106,6 +107,9 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
     domain,
     tokenFormat,
     ...access,
+    ...current,
+    // OpenID Connect Core §9: the HMAC key of client_secret_jwt is the secret itself.
+    ...(authMethod === 'client_secret_jwt' && secret ? { jwtSecret: secret } : {}),
     postLogoutRedirectUris,
     backchannelLogoutUri,
     createdAt: clock.now(),
@@ -122,19 +126,20 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
 /** New secret; the old one keeps working for `graceSeconds` so deployments can roll over. */
 export async function rotateClientSecret(storage: Pick<Storage, 'clients' | 'transaction'>, clock: Clock, clientId: string, graceSeconds: number): Promise<string> {
   const client = await storage.clients.get(clientId);
-  if (!client) throw new InputError('unknown client');
-  if (!client.secretHash) throw new InputError('a public client has no secret');
+  if (!client) throw notFound('unknown client');
+  if (!client.secretHash) throw invalidRequest('a public client has no secret');
   const secret = randomToken(32);
   const now = clock.now();
   const previousSecretExpiresAt = now + graceSeconds * 1000;
   await storage.transaction(async (tx) => {
-    await tx.clients.update(clientId, { secretHash: sha256(secret), previousSecretHash: client.secretHash, previousSecretExpiresAt });
+    // A client_secret_jwt client's HMAC key changes at once (the grace period covers presented secrets only).
+    await tx.clients.update(clientId, { secretHash: sha256(secret), previousSecretHash: client.secretHash, previousSecretExpiresAt, ...(client.authMethod === 'client_secret_jwt' ? { jwtSecret: secret } : {}) });
     await recordEvent(tx, 'client.secret_rotated', { client_id: clientId, previous_secret_expires_at: rfc3339(previousSecretExpiresAt) }, now);
   });
   return secret;
 }
 
-/** The client as shown by the CLI and the admin API (INTERFACE.md). */
+/** The client as shown by the CLI and the admin API (README, Command line and Admin HTTP API). */
 export function describeClient(c: Client, secret?: string): Record<string, unknown> {
   return {
     client_id: c.id,
@@ -152,6 +157,10 @@ export function describeClient(c: Client, secret?: string): Record<string, unkno
     ...(c.allowedAddresses?.length ? { allowed_addresses: c.allowedAddresses } : {}),
     post_logout_redirect_uris: c.postLogoutRedirectUris,
     backchannel_logout_uri: c.backchannelLogoutUri,
+    ...(c.idTokenAlg ? { id_token_signed_response_alg: c.idTokenAlg } : {}),
+    ...(c.requirePar ? { require_pushed_authorization_requests: true } : {}),
+    ...(c.jwksUri ? { jwks_uri: c.jwksUri } : {}),
+    ...(c.jwks ? { jwks: JSON.parse(c.jwks) as unknown } : {}),
   };
 }
 
@@ -166,13 +175,13 @@ export interface UserInput {
 }
 
 export async function createUser(stores: Pick<Stores, 'users'>, hasher: PasswordHasher, clock: Clock, input: UserInput): Promise<User> {
-  if (!USERNAME.test(input.username ?? '')) throw new InputError('username: 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit');
-  if (!EMAIL.test(input.email ?? '') || input.email.length > 254) throw new InputError('email is not a valid address');
+  if (!USERNAME.test(input.username ?? '')) throw invalidRequest('username: 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit');
+  if (!EMAIL.test(input.email ?? '') || input.email.length > 254) throw invalidRequest('email is not a valid address');
   // NIST SP 800-63B §5.1.1.2: at least 8 characters; long passphrases allowed.
   if (typeof input.password !== 'string' || input.password.length < 8 || input.password.length > 1024) {
-    throw new InputError('password must be 8 to 1024 characters');
+    throw invalidRequest('password must be 8 to 1024 characters');
   }
-  if (await stores.users.findByUsername(input.username)) throw new InputError('username already taken');
+  if (await stores.users.findByUsername(input.username)) throw invalidRequest('username already taken');
   const user: User = {
     id: randomUUID(),
     username: input.username,

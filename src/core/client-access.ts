@@ -1,9 +1,9 @@
-import { InputError } from './admin.js';
+import { invalidRequest } from './errors.js';
 import type { ClientAuthMethod } from './model.js';
 import { parseAllowList } from './oauth/addresses.js';
 import { certificateThumbprint, isThumbprint } from './oauth/mtls.js';
 
-/** The application-level access settings of a registration (spec §5.1). */
+/** The application-level access settings of a registration (README, Application-level access). */
 export interface AccessInput {
   /** RFC 8705 self_signed_tls_client_auth: the client's certificate, PEM. */
   tlsClientCertificate?: string;
@@ -28,26 +28,26 @@ export function clientAccess(input: AccessInput, authMethod: ClientAuthMethod): 
   const pem = input.tlsClientCertificate?.trim();
   const given = input.tlsClientCertificateThumbprint?.trim();
   if (authMethod === 'self_signed_tls_client_auth') {
-    if (pem && given) throw new InputError('give the TLS client certificate or its thumbprint, not both');
+    if (pem && given) throw invalidRequest('give the TLS client certificate or its thumbprint, not both');
     if (pem) {
       const thumbprint = certificateThumbprint(pem);
-      if (!thumbprint) throw new InputError('the TLS client certificate is not a PEM X.509 certificate');
+      if (!thumbprint) throw invalidRequest('the TLS client certificate is not a PEM X.509 certificate');
       out.tlsCertThumbprint = thumbprint;
     } else if (given) {
-      if (!isThumbprint(given)) throw new InputError('the TLS client certificate thumbprint must be the base64url SHA-256 of the certificate (x5t#S256, 43 characters)');
+      if (!isThumbprint(given)) throw invalidRequest('the TLS client certificate thumbprint must be the base64url SHA-256 of the certificate (x5t#S256, 43 characters)');
       out.tlsCertThumbprint = given;
     } else {
-      throw new InputError('self_signed_tls_client_auth needs the client\'s TLS certificate (or its x5t#S256 thumbprint)');
+      throw invalidRequest('self_signed_tls_client_auth needs the client\'s TLS certificate (or its x5t#S256 thumbprint)');
     }
   } else if (pem || given) {
-    throw new InputError('a TLS client certificate goes with the auth method self_signed_tls_client_auth');
+    throw invalidRequest('a TLS client certificate goes with the auth method self_signed_tls_client_auth');
   }
   if (input.allowedAddresses?.length) {
     try {
       const list = parseAllowList(input.allowedAddresses);
       if (list.length) out.allowedAddresses = list;
     } catch (e) {
-      throw new InputError(`allowed addresses: ${(e as Error).message}`);
+      throw invalidRequest(`allowed addresses: ${(e as Error).message}`);
     }
   }
   return out;

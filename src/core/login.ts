@@ -1,6 +1,7 @@
 import { randomToken } from './crypto.js';
 import type { User } from './model.js';
 import type { Clock, PasswordHasher, RateLimitStore, UserStore } from './ports.js';
+import { CredentialThrottle } from './throttle.js';
 import type { EventStore } from './notify/ports.js';
 import { recordEvent } from './notify/record.js';
 
@@ -16,58 +17,81 @@ export const defaultLoginPolicy: LoginPolicy = { maxFailuresPerAccount: 5, maxFa
 
 export type LoginOutcome =
   | { ok: true; user: User }
-  | { ok: false; reason: 'invalid' | 'locked'; lockedNow?: boolean };
+  | { ok: false; reason: 'invalid'; lockedNow: boolean }
+  | { ok: false; reason: 'locked'; retryAfterSeconds: number }
+  /** The password was right, but an administrator locked the account (admin console). */
+  | { ok: false; reason: 'disabled' };
+
+/** Accounts an administrator locked (src/core/console/ports.ts). */
+export interface AccountLocks {
+  isLocked(userId: string): Promise<boolean>;
+}
 
 /**
  * Password checks for the login page and the password grant, rate-limited per
- * account and per address (RFC 6819 §4.4.3.6, §5.1.4.2.3). The counters key on
- * the username as typed, whether or not such an account exists, and unknown
- * users cost one argon2 verify too, so neither the lockout nor the timing tells
- * an attacker which accounts exist.
+ * account and per address (RFC 6819 §4.4.3.6, §5.1.4.2.3). An attempt is
+ * counted before its password is checked (src/core/throttle.ts), so however
+ * many arrive at once, from however many processes, at most the limit are
+ * verified and the right password is refused while locked. The counters key
+ * on the username as typed, whether or not such an account exists, and
+ * unknown users cost one argon2 verify too, so neither the lockout nor the
+ * timing tells an attacker which accounts exist.
  */
 export class LoginGuard {
   private dummyHash: Promise<string> | undefined;
+  private readonly throttle: CredentialThrottle;
 
   constructor(
     private readonly users: UserStore,
-    private readonly limits: RateLimitStore,
+    limits: RateLimitStore,
     private readonly hasher: PasswordHasher,
     private readonly clock: Clock,
     /** user.login.succeeded, user.login.failed and user.locked go to the outbox. */
     private readonly events: EventStore,
     readonly policy: LoginPolicy = defaultLoginPolicy,
-  ) {}
+    /** Checked only after the right password, so a lock does not tell strangers an account exists. */
+    private readonly locks?: AccountLocks,
+  ) {
+    this.throttle = new CredentialThrottle(limits, clock, {
+      kind: 'login', perCredential: policy.maxFailuresPerAccount, perAddress: policy.maxFailuresPerAddress, windowMs: policy.windowMs,
+    });
+  }
 
   async attempt(username: string, password: string, address: string): Promise<LoginOutcome> {
     const now = this.clock.now();
-    const accountKey = `login:acct:${username.toLowerCase()}`;
-    const addressKey = `login:addr:${address}`;
-    const [acct, addr] = await Promise.all([this.limits.peek(accountKey, now), this.limits.peek(addressKey, now)]);
+    const name = username.toLowerCase();
     // As typed (it may not name an account); bounded so the log cannot be flooded with large values.
     const typed = username.slice(0, 64);
     const stores = { events: this.events };
-    if (acct >= this.policy.maxFailuresPerAccount || addr >= this.policy.maxFailuresPerAddress) {
+    const gate = await this.throttle.admit(name, address);
+    if (!gate.allowed) {
       await recordEvent(stores, 'user.login.failed', { user_id: null, username: typed, ip: address, reason: 'locked' }, now);
-      return { ok: false, reason: 'locked' };
+      return { ok: false, reason: 'locked', retryAfterSeconds: gate.retryAfterSeconds };
     }
-    const user = await this.users.findByUsername(username);
-    this.dummyHash ??= this.hasher.hash(randomToken());
-    const valid = user ? await this.hasher.verify(user.passwordHash, password) : (await this.hasher.verify(await this.dummyHash, password), false);
+    let user: User | undefined;
+    let valid: boolean;
+    try {
+      user = await this.users.findByUsername(username);
+      this.dummyHash ??= this.hasher.hash(randomToken());
+      valid = user ? await this.hasher.verify(user.passwordHash, password) : (await this.hasher.verify(await this.dummyHash, password), false);
+    } catch (e) {
+      // No answer about the password was given: the attempt is not a failure.
+      await this.throttle.abandoned(name, address).catch(() => undefined);
+      throw e;
+    }
     if (valid && user) {
-      await this.limits.reset(accountKey);
+      await this.throttle.succeeded(name, address);
+      if (await this.locks?.isLocked(user.id)) {
+        await recordEvent(stores, 'user.login.failed', { user_id: user.id, username: typed, ip: address, reason: 'locked' }, now);
+        return { ok: false, reason: 'disabled' };
+      }
       await recordEvent(stores, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: address }, now);
       return { ok: true, user };
     }
-    const [acctCount, addrCount] = await Promise.all([
-      this.limits.hit(accountKey, this.policy.windowMs, now),
-      this.limits.hit(addressKey, this.policy.windowMs, now),
-    ]);
-    const lockedNow = acctCount === this.policy.maxFailuresPerAccount || addrCount === this.policy.maxFailuresPerAddress;
     const who = { user_id: user?.id ?? null, username: typed, ip: address };
     await recordEvent(stores, 'user.login.failed', { ...who, reason: 'invalid_credentials' }, now);
-    if (lockedNow) {
-      await recordEvent(stores, 'user.locked', { ...who, locked_by: acctCount === this.policy.maxFailuresPerAccount ? 'account' : 'address' }, now);
-    }
-    return { ok: false, reason: 'invalid', lockedNow };
+    // This failure was the last the limits allowed: the account or the address is locked from now on.
+    if (gate.lockedBy) await recordEvent(stores, 'user.locked', { ...who, locked_by: gate.lockedBy === 'credential' ? 'account' : 'address' }, now);
+    return { ok: false, reason: 'invalid', lockedNow: Boolean(gate.lockedBy) };
   }
 }

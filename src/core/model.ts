@@ -1,7 +1,7 @@
 /** Records the core reads and writes. Times are Unix milliseconds. */
 
 export type GrantType = 'authorization_code' | 'implicit' | 'password' | 'client_credentials' | 'refresh_token' | (string & {});
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'self_signed_tls_client_auth';
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'self_signed_tls_client_auth' | 'private_key_jwt' | 'client_secret_jwt';
 export type TokenFormat = 'jwt' | 'opaque';
 
 export const GRANT_TYPES: readonly string[] = [
@@ -28,19 +28,31 @@ export interface Client {
   trusted: boolean;
   /** May call the introspection endpoint (a resource server). */
   introspect: boolean;
-  /** Bound site: every redirect URI must sit under it (spec §2). */
+  /** Bound site: every redirect URI must sit under it (docs/security.md, Client bound to a site). */
   domain: string | null;
   tokenFormat: TokenFormat;
   /** RFC 8705 self_signed_tls_client_auth: `x5t#S256` of the registered certificate. */
   tlsCertThumbprint?: string;
-  /** Addresses (CIDR blocks) the client may call from; absent or empty: anywhere (spec §5.1). */
+  /** Addresses (CIDR blocks) the client may call from; absent or empty: anywhere (README, Application-level access). */
   allowedAddresses?: string[];
   /** OpenID Connect RP-initiated logout: where the end-session endpoint may send the browser back (exact match). */
   postLogoutRedirectUris: string[];
   /** OpenID Connect Back-Channel Logout 1.0: where logout tokens are POSTed; null when the client takes none. */
   backchannelLogoutUri: string | null;
+  /** OpenID Connect Registration §2 `id_token_signed_response_alg`; absent: ES256. */
+  idTokenAlg?: IdTokenAlg;
+  /** RFC 9126 §6 `require_pushed_authorization_requests`. */
+  requirePar?: boolean;
+  /** RFC 7591 §2 `jwks` (a JSON JWK Set) or `jwks_uri`: the keys of a `private_key_jwt` client (RFC 7523 §2.2). */
+  jwks?: string;
+  jwksUri?: string;
+  /** `client_secret_jwt` (OpenID Connect Core §9): the secret itself, which keys the HMAC; stored sealed, never shown again. */
+  jwtSecret?: string;
   createdAt: number;
 }
+
+/** JWS algorithms Gatehouse signs ID tokens with (OpenID Connect Discovery §3 requires RS256). */
+export type IdTokenAlg = 'ES256' | 'RS256';
 
 export const isPublic = (c: Client) => c.authMethod === 'none';
 
@@ -117,7 +129,7 @@ export interface Consent {
 
 export interface SigningKey {
   kid: string;
-  alg: 'ES256';
+  alg: IdTokenAlg;
   privateKeyPem: string;
   publicJwk: Record<string, string>;
   createdAt: number;

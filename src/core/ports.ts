@@ -8,7 +8,7 @@ import type { EventStore } from './notify/ports.js';
  * Storage ports, one per concern (fosite's split). Each adapter (SQLite,
  * PostgreSQL) implements all of them and passes test/store/conformance.
  * Every method is a single atomic statement unless it says otherwise;
- * multi-step writes go through `Storage.transaction`.
+ * multi-step writes go through `transaction` (`Transactional`, below).
  */
 
 export interface ClientStore {
@@ -29,17 +29,22 @@ export interface UserStore {
 export interface CodeStore {
   save(code: AuthorizationCode): Promise<void>;
   /**
-   * Burns a single-use code atomically: of two concurrent calls exactly one
-   * gets `{ code, replay: false }`. A code already burnt comes back with
-   * `replay: true` so the caller can revoke what it issued (RFC 6749 §4.1.2).
+   * Burns a single-use code of `clientId` atomically: of two concurrent calls
+   * exactly one gets `{ code, replay: false }`. A code already burnt comes back
+   * with `replay: true` so the caller can revoke what it issued (RFC 6749
+   * §4.1.2). A code issued to another client is neither burnt nor reported as
+   * a replay: it comes back undefined, like an unknown one (§4.1.3), so whoever
+   * holds a public client's code cannot spend or poison it.
    */
-  consume(codeHash: string, now: number): Promise<{ code: AuthorizationCode; replay: boolean } | undefined>;
+  consume(codeHash: string, clientId: string, now: number): Promise<{ code: AuthorizationCode; replay: boolean } | undefined>;
+  /** Deletes codes a day past their expiry (a used code is kept that long so a late replay still revokes what it issued); returns how many. */
+  purgeExpired(now: number): Promise<number>;
 }
 
 export interface TokenStore {
   createFamily(family: TokenFamily): Promise<void>;
   getFamily(id: string): Promise<TokenFamily | undefined>;
-  /** Revokes the family, its refresh tokens and its opaque access tokens. */
+  /** Revokes the family, its refresh tokens and its opaque access tokens, atomically (in a transaction of its own when the caller has none). */
   revokeFamily(id: string, now: number): Promise<void>;
 
   saveRefresh(token: RefreshToken): Promise<void>;
@@ -58,7 +63,7 @@ export interface TokenStore {
   revokeJti(jti: string, expiresAt: number): Promise<void>;
   isJtiRevoked(jti: string): Promise<boolean>;
 
-  /** Deletes rows that can no longer matter; returns how many. */
+  /** Deletes expired access tokens, refresh tokens and revoked-JWT entries; returns how many. */
   purgeExpired(now: number): Promise<number>;
 
   /** Ids of the unrevoked token families of one user with one client (the account page's "remove access"). */
@@ -76,8 +81,8 @@ export interface ConsentStore {
 export interface KeyStore {
   list(): Promise<SigningKey[]>;
   add(key: SigningKey): Promise<void>;
-  /** Retires every active key but `kid`, keeping them published until `expiresAt`. */
-  retireOthers(kid: string, now: number, expiresAt: number): Promise<void>;
+  /** Retires every active key but `keep` (one kid or several), keeping them published until `expiresAt`. */
+  retireOthers(keep: string | readonly string[], now: number, expiresAt: number): Promise<void>;
   deleteExpired(now: number): Promise<number>;
 }
 
@@ -90,10 +95,27 @@ export interface SessionStore {
   listForUser(userId: string, now: number): Promise<Session[]>;
 }
 
+/** A fixed-window counter: events counted in the window, and when the window ends (ms). */
+export interface RateCount {
+  count: number;
+  resetAt: number;
+}
+
 export interface RateLimitStore {
   /** Counts one event in the fixed window for `key`; returns the count in the window. */
   hit(key: string, windowMs: number, now: number): Promise<number>;
+  /**
+   * Counts one event on every key in one atomic step (one statement, one
+   * script: one round trip), returning each key's count in `keys` order. A
+   * caller decides on the counts returned, never on a read before the write,
+   * so concurrent callers in any process each see a different count.
+   */
+  hitAll(keys: readonly string[], windowMs: number, now: number): Promise<RateCount[]>;
+  /** The current counts of `keys` (0 when none), in one read. */
+  peekAll(keys: readonly string[], now: number): Promise<RateCount[]>;
   peek(key: string, now: number): Promise<number>;
+  /** Takes one event back from the current window (never below zero). */
+  unhit(key: string, now: number): Promise<void>;
   reset(key: string): Promise<void>;
 }
 
@@ -112,15 +134,37 @@ export interface Stores {
   events: EventStore;
 }
 
-export interface Storage extends Stores {
+/** What a transaction offers besides its stores. */
+export interface TxHooks {
   /**
-   * Runs `fn` in one database transaction; `tx` must be used for every access
-   * inside it (the embedded store has a single connection).
+   * Runs `hook` once the transaction has committed, before `transaction`
+   * resolves (awaited when it returns a promise); never after a rollback.
+   * Adding the same function twice runs it once (a wake-up per commit, not per row).
    */
-  transaction<T>(fn: (tx: Stores) => Promise<T>): Promise<T>;
+  afterCommit(hook: () => void | Promise<void>): void;
+}
+
+/**
+ * The one transaction port, for every group of stores (OAuth, chat bot,
+ * third-party login, outbox): runs `fn` in one database transaction; `tx` must
+ * be used for every access inside it (the embedded store has a single
+ * connection). fosite's `storage/transactional.go` in TypeScript.
+ */
+export interface Transactional<S> {
+  transaction<T>(fn: (tx: S & TxHooks) => Promise<T>): Promise<T>;
+}
+
+export interface Storage extends Stores, Transactional<Stores> {
   /** Storage reachable and migrated. */
   ready(): Promise<boolean>;
+  /** Each backing service, for readiness: the database decides; Redis (when used) only degrades. */
+  health?(): Promise<StorageHealth>;
   close(): Promise<void>;
+}
+
+export interface StorageHealth {
+  database: 'ok' | 'down';
+  redis?: 'ok' | 'down';
 }
 
 export interface PasswordHasher {

@@ -4,8 +4,8 @@ import type { Session } from './model.js';
 import type { Clock, SessionStore } from './ports.js';
 
 /**
- * Browser sessions at the authorization server (spec §1.2: the cookie carries
- * only a random identifier). The store keeps its hash, so a leaked table
+ * Browser sessions at the authorization server (docs/security.md, Session
+ * fixation: the cookie carries only a random identifier). The store keeps its hash, so a leaked table
  * cannot be replayed as cookies.
  */
 export class SessionManager {

@@ -1,32 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthError, invalidRequest } from '../core/errors.js';
+import { invalidRequest, type GatehouseError } from '../core/errors.js';
 import type { Params } from '../core/params.js';
-import { ClientAuthError } from '../core/oauth/client-auth.js';
 import { errorPage } from './pages/pages.js';
+import { handlerFor, oauthAnswer, pageAnswer, PAGE_HEADERS, sendAnswer } from './errors.js';
+import type { Gatehouse } from '../gatehouse.js';
 
 /** RFC 6749 §5.1: token responses must not be cached. */
 export function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
 }
 
-/**
- * Headers for every HTML page: no framing (clickjacking, RFC 6819 §4.4.1.9),
- * no referrer leaking codes or state (RFC 9700 §4.2.4), no caching, and a CSP
- * that allows only our own stylesheet. `form-action` is left out on purpose:
- * browsers apply it to the redirect after the consent form, which must be
- * allowed to reach the client's redirect URI.
- */
+/** An HTML page with the headers every page carries (src/http/errors.ts). */
 export function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('pragma', 'no-cache')
-    .header('x-frame-options', 'DENY')
-    .header('content-security-policy', "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'")
-    .header('referrer-policy', 'no-referrer')
-    .header('x-content-type-options', 'nosniff')
-    .send(body);
+  return reply.code(status).headers(PAGE_HEADERS).send(body);
 }
 
 export function sendErrorPage(reply: FastifyReply, status: number, title: string, message: string): FastifyReply {
@@ -66,45 +52,39 @@ export function rejectNulCharacters(req: FastifyRequest, _reply: FastifyReply, d
   else done();
 }
 
-/** RFC 6749 §5.2 JSON error, with the Basic challenge where §5.2 asks for it. */
-export function sendOAuthError(reply: FastifyReply, err: OAuthError): FastifyReply {
-  noStore(reply);
-  if (err instanceof ClientAuthError || (err.error === 'invalid_client' && err.status === 401)) {
-    reply.header('www-authenticate', 'Basic realm="gatehouse", charset="UTF-8"');
-  }
-  return reply.code(err.status).type('application/json').send(err.toJSON());
+/** RFC 6749 §5.2 JSON error (src/http/errors.ts). */
+export function sendOAuthError(reply: FastifyReply, err: GatehouseError): FastifyReply {
+  return sendAnswer(reply, oauthAnswer(err));
 }
 
 export type RouteKind = 'json' | 'page';
 
+const kindOf = (req: FastifyRequest): RouteKind => ((req.routeOptions?.config as { kind?: RouteKind } | undefined)?.kind) ?? 'json';
+
 /**
- * One error handler for the server: protocol errors keep their RFC shape;
- * framework errors from bad input (malformed body, wrong media type, too
- * large) become `invalid_request`; anything else is logged and shown as
- * `server_error` without detail.
+ * The authorization server's error handler: an HTML page on the routes a
+ * person sees (`config: { kind: 'page' }`), RFC 6749 §5.2 JSON elsewhere.
  */
-export function handleError(error: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const kind = ((req.routeOptions?.config as { kind?: RouteKind } | undefined)?.kind) ?? 'json';
-  let oauth: OAuthError;
-  if (error instanceof OAuthError) {
-    oauth = error;
-  } else {
-    const status = (error as { statusCode?: number }).statusCode;
-    if (status && status >= 400 && status < 500) {
-      oauth = new OAuthError('invalid_request', (error as Error).message, status === 413 ? 413 : 400);
-    } else {
-      req.log.error({ err: error }, 'request failed');
-      oauth = new OAuthError('server_error', 'internal error');
-    }
-  }
-  if (kind === 'page') return sendErrorPage(reply, oauth.status, oauth.status >= 500 ? 'Something went wrong' : 'Bad request', oauth.description ?? oauth.error);
-  return sendOAuthError(reply, oauth);
+export const handleError = handlerFor((e, req) => (kindOf(req) === 'page' ? pageAnswer(e) : oauthAnswer(e)));
+
+/**
+ * GET /readyz for load balancers: 503 only when the database is unreachable
+ * (nothing can be served); with Redis down it stays 200 and says
+ * `degraded`, as token issuance and introspection do not need Redis. Each
+ * check gives up within about a second and a half, so it never hangs.
+ * /healthz (liveness) stays 200 while the process itself runs.
+ */
+export async function readiness(gh: Gatehouse, reply: FastifyReply): Promise<FastifyReply> {
+  const health = gh.storage.health ? await gh.storage.health() : { database: (await gh.storage.ready()) ? 'ok' : 'down' };
+  reply.header('cache-control', 'no-store');
+  if (health.database !== 'ok') return reply.code(503).send({ status: 'unavailable', ...health });
+  return reply.code(200).send({ status: 'redis' in health && health.redis !== 'ok' ? 'degraded' : 'ready', ...health });
 }
 
 /**
  * CORS for endpoints that take bearer tokens ({api_url}/user, userinfo): a
  * bearer token is not an ambient credential, so any origin may call with one
- * (spec §4 rules 1.6 and 2.3: the client's browser side calls the API).
+ * (a client's code running in the browser calls the API, from the client's own origin).
  */
 export const BEARER_CORS = {
   'access-control-allow-origin': '*',

@@ -1,8 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { ChatLinker } from '../core/notify/link.js';
+import { notifyTransport, type Transport } from '../core/notify/transport.js';
 import { DeliveryWorker, type WorkerOptions } from '../core/notify/worker.js';
 import type { Gatehouse } from '../gatehouse.js';
-import { httpTransport } from './notify-http.js';
+import { webhookDeliverySeconds } from './metrics.js';
+import { inClientSpan } from './tracing.js';
+
+/** Each attempt's duration and outcome, for the metrics (README, Metrics). */
+function timed(kind: 'webhook' | 'chat', transport: Transport): Transport {
+  return {
+    async post(req) {
+      const end = webhookDeliverySeconds.startTimer({ transport: kind });
+      // The host only: a chat delivery's URL carries the bot token.
+      const answer = await inClientSpan(`POST ${kind}`, { 'http.request.method': 'POST', 'server.address': new URL(req.url).hostname, 'gatehouse.transport': kind },
+        () => transport.post(req), (a) => a.status);
+      end({ outcome: answer.status !== null && answer.status >= 200 && answer.status < 300 ? 'ok' : 'failed' });
+      return answer;
+    },
+  };
+}
 
 /** Delivered and dead-lettered messages, their attempts and events are kept this long. */
 const RETENTION_MS = 30 * 24 * 3600_000;
@@ -22,14 +40,17 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, opts: Partial<W
   const { config } = gh;
   const token = config.notifyBotToken;
   const chat = token ? { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token } : undefined;
-  const chats = httpTransport({ allowPrivate: true, maxSockets: 16 });
+  // The Bot API is the operator's; webhook URLs are registered ones (GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS).
+  const chats = timed('chat', notifyTransport(gh.outbound.configured.request));
   const worker = new DeliveryWorker({
     events: gh.storage.events,
     clock: gh.clock,
-    webhooks: httpTransport({ allowPrivate: config.allowPrivateWebhooks }),
+    webhooks: timed('webhook', notifyTransport(gh.outbound.registered.request)),
     chats,
     chat,
     log: logger,
+    // Which process holds a lease, for an operator reading webhook_deliveries.
+    owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
   }, { timeoutMs: config.webhookTimeout * 1000, ...opts });
   worker.start();
   // The notification bot answers /start (a link to open while signed in) and /stop.
@@ -40,7 +61,9 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, opts: Partial<W
       .then((n) => n && logger.debug({ deleted: n }, 'purged old notification rows'))
       .catch((err) => logger.warn({ err }, 'notification purge failed'));
   }, 3600_000);
-  purge.unref();
+  // Not unref'd: this timer keeps a process running the worker role alone alive until stop(). Every
+  // other timer of the worker is unref'd, and on SQLite no socket holds the event loop either, so
+  // `serve --roles worker` exited (status 0) right after starting.
   return {
     worker,
     linker,

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { bearerErrorResponse } from '../core/resource/errors.js';
+import { bearerErrorResponse } from '../http/errors.js';
 import type { Params } from '../core/params.js';
 import type { VerifiedToken } from '../core/resource/token.js';
 import { BearerGuard, type GatehouseAuthOptions, type ScopeSpec } from './options.js';
+import { publishResourceMetadata } from './resource-metadata.js';
 
 /** Per-route setting: the scope the route needs, or `false` for a public route. */
 export type RouteAuth = false | { scope?: ScopeSpec };
@@ -15,8 +16,7 @@ declare module 'fastify' {
 }
 
 export function sendBearerError(reply: FastifyReply, err: unknown, realm: string): FastifyReply {
-  const r = bearerErrorResponse(err, realm);
-  if (r.status >= 500) reply.log.error({ err }, 'token check failed');
+  const r = bearerErrorResponse(err, realm, reply.log);
   return reply.code(r.status).headers(r.headers).type('application/json').send(r.body);
 }
 
@@ -29,6 +29,8 @@ export function sendBearerError(reply: FastifyReply, err: unknown, realm: string
 export const gatehouseFastify: FastifyPluginAsync<GatehouseAuthOptions> = async (app, opts) => {
   const guard = new BearerGuard(opts);
   if (!app.hasRequestDecorator('auth')) app.decorateRequest('auth', null);
+  const metadata = guard.resourceMetadata;
+  if (metadata) publishResourceMetadata(app, metadata.path, () => metadata);
   // preHandler: after body parsing, so the form-body method (RFC 6750 §2.2) is seen.
   app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     // Not declared on FastifyContextConfig: an all-optional key there would reject other routes' configs.

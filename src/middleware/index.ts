@@ -11,8 +11,10 @@
  */
 export { gatehouseFastify, sendBearerError as sendFastifyBearerError, type RouteAuth } from './fastify.js';
 export { gatehouseMiddleware, type GuardedRequest } from './node.js';
+export { gatehouseResourceMetadata, type ResourceMetadataOption } from './resource-metadata.js';
 export { BearerGuard, createVerifier, type GatehouseAuthOptions, type ScopeSpec } from './options.js';
 export {
-  CachedVerifier, IntrospectionVerifier, JwtVerifier, RemoteJwks, TableVerifier, TokenRouter, bearerErrorResponse, extractBearerToken,
+  CachedVerifier, IntrospectionVerifier, JwtVerifier, RemoteJwks, TableVerifier, TokenRouter, extractBearerToken,
   type AccessTokenVerifier, type VerifiedToken,
 } from '../core/resource/index.js';
+export { bearerErrorResponse, type ErrorAnswer as BearerErrorResponse } from '../http/errors.js';

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidRequest } from '../core/errors.js';
 import type { Params } from '../core/params.js';
-import { bearerErrorResponse } from '../core/resource/errors.js';
+import { bearerErrorResponse } from '../http/errors.js';
 import type { VerifiedToken } from '../core/resource/token.js';
 import { BearerGuard, type GatehouseAuthOptions, type ScopeSpec } from './options.js';
+import { withResourceMetadata } from '../core/oauth/resource-metadata.js';
 
 /** A Node request as Express and Connect see it: `body` set by a body parser, if one ran. */
 export type GuardedRequest = IncomingMessage & { auth?: VerifiedToken; body?: unknown; _body?: boolean };
@@ -39,9 +40,12 @@ async function readForm(req: GuardedRequest): Promise<void> {
   req._body = true;
 }
 
-export function sendBearerError(res: ServerResponse, err: unknown, realm: string): void {
+export function sendBearerError(res: ServerResponse, err: unknown, realm: string, resourceMetadataUrl?: string): void {
   const r = bearerErrorResponse(err, realm);
-  res.writeHead(r.status, { ...r.headers, 'content-type': 'application/json' }).end(JSON.stringify(r.body));
+  const challenge = r.headers['www-authenticate'];
+  // RFC 9728 §5.1: point the client at the API's metadata.
+  const headers = resourceMetadataUrl && challenge ? { ...r.headers, 'www-authenticate': withResourceMetadata(challenge, resourceMetadataUrl) } : r.headers;
+  res.writeHead(r.status, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify(r.body));
 }
 
 /**
@@ -66,6 +70,6 @@ export function gatehouseMiddleware(opts: GatehouseAuthOptions) {
         body: req.body,
         clientCertThumbprint: guard.clientCertificate(req),
       }, scope);
-    })().then(() => next(), (e: unknown) => sendBearerError(res, e, guard.realm));
+    })().then(() => next(), (e: unknown) => sendBearerError(res, e, guard.realm, guard.resourceMetadata?.url));
   };
 }

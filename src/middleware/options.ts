@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import { OutboundError, type OutboundHttp } from '../core/outbound.js';
 import { systemClock, type Clock } from '../core/ports.js';
+import { createOutbound } from '../infra/outbound/client.js';
 import { checkCertificateBinding } from '../core/resource/binding.js';
 import { CachedVerifier, TokenRouter } from '../core/resource/cache.js';
 import { extractBearerToken, type BearerRequest } from '../core/resource/bearer.js';
@@ -9,6 +11,7 @@ import { RemoteJwks } from '../core/resource/jwks.js';
 import { JwtVerifier } from '../core/resource/jwt.js';
 import { requireScope, scopeRule, type ScopeRule } from '../core/resource/scope.js';
 import { peerCertificateThumbprint } from './tls.js';
+import { publishedMetadata, type PublishedMetadata, type ResourceMetadataOption } from './resource-metadata.js';
 import type { AccessTokenVerifier, VerifiedToken } from '../core/resource/token.js';
 
 /** What a protected route needs: `"a b"` or `["a", "b"]` (all of them), or `{ all, any }`. */
@@ -21,7 +24,7 @@ export interface GatehouseAuthOptions {
   audience: string | readonly string[];
   /** Default `${issuer}/.well-known/jwks.json`. */
   jwksUri?: string;
-  /** Default `['ES256']`, what Gatehouse signs with. */
+  /** A subset of `ACCEPTED_ALGORITHMS` (src/core/jwt-verify.ts); default `['ES256']`, what Gatehouse signs with. */
   algorithms?: readonly string[];
   /** Allowed clock skew for `exp`/`nbf`, seconds (default 0). */
   clockToleranceSec?: number;
@@ -35,6 +38,11 @@ export interface GatehouseAuthOptions {
   realm?: string;
   /** Bring your own check instead (e.g. `TableVerifier` when sharing Gatehouse's storage). */
   verifier?: AccessTokenVerifier;
+  /**
+   * Your own fetch for the JWKS and introspection requests (a proxy, a test
+   * double). Default: Gatehouse's outbound client (no redirects, time and
+   * size limits; the issuer is yours, so private addresses are allowed).
+   */
   fetch?: typeof fetch;
   clock?: Clock;
   /**
@@ -43,6 +51,35 @@ export interface GatehouseAuthOptions {
    * behind a TLS-terminating proxy, read the one it forwards (from it only).
    */
   clientCertificate?: (req: IncomingMessage) => string | undefined;
+  /**
+   * Publish OAuth 2.0 Protected Resource Metadata (RFC 9728) for this API and
+   * name it in every challenge (`resource_metadata`, §5.1), so a client that
+   * knows only the API's URL finds the authorization server. Fastify: served
+   * by the plugin; Node and Express: also mount `gatehouseResourceMetadata`.
+   */
+  resourceMetadata?: ResourceMetadataOption;
+}
+
+/** A caller's own fetch in the shape of the outbound port: the same deadline, size cap and no redirects. */
+function fetchAsOutbound(fetchFn: typeof fetch): OutboundHttp {
+  return async (req) => {
+    let res: Response;
+    try {
+      res = await fetchFn(req.url, { method: req.method ?? 'GET', headers: req.headers ?? {}, body: req.body ?? null, redirect: 'manual', signal: AbortSignal.timeout(req.timeoutMs) });
+    } catch (e) {
+      throw new OutboundError((e as Error).name === 'TimeoutError' ? 'timeout' : 'connection', (e as Error).message);
+    }
+    const maxBytes = req.maxBytes ?? 256 * 1024;
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of (res.body ?? []) as AsyncIterable<Uint8Array>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > maxBytes) break; // leaving the loop cancels the stream
+    }
+    const body = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+    return { status: res.status, headers: Object.fromEntries(res.headers), body, truncated: size > maxBytes };
+  };
 }
 
 /** Verified JWTs are remembered this long (the signature check is the expensive part). */
@@ -54,13 +91,13 @@ export function createVerifier(opts: GatehouseAuthOptions): AccessTokenVerifier 
   const clock = opts.clock ?? systemClock;
   const issuer = opts.issuer.replace(/\/+$/, '');
   const audience = typeof opts.audience === 'string' ? [opts.audience] : [...opts.audience];
-  const keys = new RemoteJwks({ uri: opts.jwksUri ?? `${issuer}/.well-known/jwks.json`, clock, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
-  const jwt = new CachedVerifier(new JwtVerifier({ keys, issuer, audience, clock, algorithms: opts.algorithms ?? ['ES256'], clockToleranceSec: opts.clockToleranceSec ?? 0 }), { ttlMs: JWT_CACHE_MS, clock, cacheFailures: false });
+  const http = opts.fetch ? fetchAsOutbound(opts.fetch) : createOutbound({ allowPrivate: true }).request;
+  const keys = new RemoteJwks({ uri: opts.jwksUri ?? `${issuer}/.well-known/jwks.json`, clock, http });
+  const jwt = new CachedVerifier(new JwtVerifier({ keys, issuer, audience, clock, ...(opts.algorithms ? { algorithms: opts.algorithms } : {}), clockToleranceSec: opts.clockToleranceSec ?? 0 }), { ttlMs: JWT_CACHE_MS, clock, cacheFailures: false });
   const i = opts.introspection;
   if (!i) return new TokenRouter({ jwt, opaque: { verify: async () => { throw invalidToken('opaque tokens need introspection, which is not configured'); } } });
   const introspection = new CachedVerifier(new IntrospectionVerifier({
-    endpoint: i.endpoint ?? `${issuer}/oauth/check_token`, clientId: i.clientId, clientSecret: i.clientSecret, issuer, audience, clock,
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    endpoint: i.endpoint ?? `${issuer}/oauth/check_token`, clientId: i.clientId, clientSecret: i.clientSecret, issuer, audience, clock, http,
   }), { ttlMs: (i.cacheTtlSec ?? 5) * 1000, clock });
   return i.allTokens ? introspection : new TokenRouter({ jwt, opaque: introspection });
 }
@@ -70,9 +107,12 @@ export class BearerGuard {
   readonly realm: string;
   readonly verifier: AccessTokenVerifier;
   readonly clientCertificate: (req: IncomingMessage) => string | undefined;
+  /** RFC 9728 metadata to publish, when the options ask for it. */
+  readonly resourceMetadata: PublishedMetadata | undefined;
 
   constructor(opts: GatehouseAuthOptions) {
     this.realm = opts.realm ?? 'gatehouse';
+    this.resourceMetadata = opts.resourceMetadata ? publishedMetadata(opts.issuer, opts.audience, opts.resourceMetadata) : undefined;
     this.clientCertificate = opts.clientCertificate ?? peerCertificateThumbprint;
     this.verifier = createVerifier(opts);
   }

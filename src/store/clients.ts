@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { Client, ClientAuthMethod, TokenFormat } from '../core/model.js';
+import type { Client, ClientAuthMethod, IdTokenAlg, TokenFormat } from '../core/model.js';
 import type { ClientStore } from '../core/ports.js';
 import type { ClientsTable, DB } from './schema.js';
 import { flag, joinWords, words } from './codec.js';
+import type { SecretBox } from '../core/secret-box.js';
+import { CLIENT_JWT_SECRET } from './secrets/sealed.js';
 
 const toClient = (r: ClientsTable): Client => ({
   id: r.id,
@@ -23,6 +25,10 @@ const toClient = (r: ClientsTable): Client => ({
   createdAt: r.created_at,
   ...(r.tls_cert_thumbprint ? { tlsCertThumbprint: r.tls_cert_thumbprint } : {}),
   ...(r.allowed_addresses ? { allowedAddresses: words(r.allowed_addresses) } : {}),
+  ...(r.id_token_alg ? { idTokenAlg: r.id_token_alg as IdTokenAlg } : {}),
+  ...(r.require_par ? { requirePar: true } : {}),
+  ...(r.jwks ? { jwks: r.jwks } : {}),
+  ...(r.jwks_uri ? { jwksUri: r.jwks_uri } : {}),
 });
 
 function toRow(c: Partial<Client>): Partial<ClientsTable> {
@@ -45,6 +51,10 @@ function toRow(c: Partial<Client>): Partial<ClientsTable> {
   if (c.createdAt !== undefined) r.created_at = c.createdAt;
   if (c.tlsCertThumbprint !== undefined) r.tls_cert_thumbprint = c.tlsCertThumbprint;
   if (c.allowedAddresses !== undefined) r.allowed_addresses = c.allowedAddresses.length ? joinWords(c.allowedAddresses) : null;
+  if (c.idTokenAlg !== undefined) r.id_token_alg = c.idTokenAlg;
+  if (c.requirePar !== undefined) r.require_par = flag(c.requirePar);
+  if (c.jwks !== undefined) r.jwks = c.jwks;
+  if (c.jwksUri !== undefined) r.jwks_uri = c.jwksUri;
   return r;
 }
 
@@ -81,10 +91,26 @@ export class SqlClientStore implements ClientStore {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly cacheTtlMs = CLIENT_CACHE_TTL_MS,
+    private readonly secrets?: SecretBox,
   ) {}
 
+  /** `jwt_secret` is sealed under the deployment's key, bound to the client's row (src/store/secrets/sealed.ts). */
+  private sealed(id: string, row: Partial<ClientsTable>, c: Partial<Client>): Partial<ClientsTable> {
+    if (c.jwtSecret !== undefined) {
+      if (!this.secrets) throw new Error('this client store cannot seal secrets');
+      row.jwt_secret = this.secrets.seal(c.jwtSecret, CLIENT_JWT_SECRET.aad(id));
+    }
+    return row;
+  }
+
+  private opened(r: ClientsTable): Client {
+    const client = toClient(r);
+    if (r.jwt_secret && this.secrets) client.jwtSecret = this.secrets.open(r.jwt_secret, CLIENT_JWT_SECRET.aad(r.id));
+    return client;
+  }
+
   async create(client: Client): Promise<void> {
-    await this.db.insertInto('clients').values(toRow(client) as ClientsTable).execute();
+    await this.db.insertInto('clients').values(this.sealed(client.id, toRow(client), client) as ClientsTable).execute();
   }
 
   async get(id: string): Promise<Client | undefined> {
@@ -95,7 +121,7 @@ export class SqlClientStore implements ClientStore {
     }
     const seen = generation;
     const r = await this.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
-    const client = r && toClient(r);
+    const client = r && this.opened(r);
     if (client && useCache) {
       if (this.cache.size >= CLIENT_CACHE_MAX) this.cache.clear();
       // `seen`, not the current generation: a change that landed while we read must not be masked.
@@ -105,12 +131,12 @@ export class SqlClientStore implements ClientStore {
   }
 
   async list(): Promise<Client[]> {
-    return (await this.db.selectFrom('clients').selectAll().orderBy('created_at').execute()).map(toClient);
+    return (await this.db.selectFrom('clients').selectAll().orderBy('created_at').execute()).map((r) => this.opened(r));
   }
 
   async update(id: string, patch: Partial<Omit<Client, 'id' | 'createdAt'>>): Promise<boolean> {
     generation++;
-    const r = await this.db.updateTable('clients').set(toRow(patch)).where('id', '=', id).executeTakeFirst();
+    const r = await this.db.updateTable('clients').set(this.sealed(id, toRow(patch), patch)).where('id', '=', id).executeTakeFirst();
     // Again after the write: a read that started before it may have cached the old row meanwhile.
     generation++;
     return Number(r.numUpdatedRows) > 0;

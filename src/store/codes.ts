@@ -3,6 +3,7 @@ import type { AuthorizationCode } from '../core/model.js';
 import type { CodeStore } from '../core/ports.js';
 import type { AuthorizationCodesTable, DB } from './schema.js';
 import { joinWords, words } from './codec.js';
+import { deleteExpiredBatched, PURGE_BATCH } from './purge.js';
 
 const toCode = (r: AuthorizationCodesTable): AuthorizationCode => ({
   codeHash: r.code_hash, clientId: r.client_id, userId: r.user_id, redirectUri: r.redirect_uri, scope: words(r.scope),
@@ -21,13 +22,20 @@ export class SqlCodeStore implements CodeStore {
     }).execute();
   }
 
-  async consume(codeHash: string, now: number): Promise<{ code: AuthorizationCode; replay: boolean } | undefined> {
-    // One conditional UPDATE: the database decides the single winner.
+  async consume(codeHash: string, clientId: string, now: number): Promise<{ code: AuthorizationCode; replay: boolean } | undefined> {
+    // One conditional UPDATE: the database decides the single winner, and the
+    // client condition in the same statement leaves another client's code alone.
     const won = await this.db.updateTable('authorization_codes').set({ consumed_at: now })
-      .where('code_hash', '=', codeHash).where('consumed_at', 'is', null)
+      .where('code_hash', '=', codeHash).where('client_id', '=', clientId).where('consumed_at', 'is', null)
       .returningAll().executeTakeFirst();
     if (won) return { code: toCode(won), replay: false };
-    const seen = await this.db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+    const seen = await this.db.selectFrom('authorization_codes').selectAll()
+      .where('code_hash', '=', codeHash).where('client_id', '=', clientId).executeTakeFirst();
     return seen ? { code: toCode(seen), replay: true } : undefined;
+  }
+
+  /** In bounded batches (src/store/purge.ts); used codes stay a day past expiry so a late replay still revokes what they issued. */
+  async purgeExpired(now: number, batch = PURGE_BATCH): Promise<number> {
+    return deleteExpiredBatched(this.db, 'authorization_codes', 'code_hash', now - 86_400_000, batch);
   }
 }

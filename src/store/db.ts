@@ -4,6 +4,11 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { DB } from './schema.js';
+import { guardedClient, guardedDialect } from './pg-resilience.js';
+import { traceQuery, tracingOn } from '../infra/tracing.js';
+
+/** A span per statement when traces are on (README, Traces). */
+const queryTracing = () => (tracingOn() ? { log: traceQuery } : {});
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -11,6 +16,8 @@ export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
   close(): Promise<void>;
+  /** Runs `fn` on a connection without the client-side reply timeout (PostgreSQL; elsewhere `fn(db)`). */
+  unbounded?<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
 }
 
 /** PostgreSQL returns bigint (int8) as a string; our times fit a JS number. */
@@ -51,7 +58,26 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
  * parameter on a PostgreSQL URL puts every table in that schema (created if
  * missing): tests use it so parallel runs never collide.
  */
-export async function openDatabase(url: string): Promise<Database> {
+/**
+ * Timeouts so that nothing waits on a database that is gone: connecting (and
+ * waiting for a free pooled connection), a query whose reply never comes
+ * (the client gives up and discards the connection), and a transaction left
+ * open by a client that vanished (the server ends it and frees its locks).
+ */
+const PG_TIMEOUTS = {
+  connectionTimeoutMillis: 3000,
+  query_timeout: 30_000,
+  idle_in_transaction_session_timeout: 30_000,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+} as const;
+
+export interface OpenOptions {
+  /** Where connection errors go (they are expected during an outage and must never end the process). */
+  onConnectionError?: (err: Error) => void;
+}
+
+export async function openDatabase(url: string, opts: OpenOptions = {}): Promise<Database> {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -60,16 +86,20 @@ export async function openDatabase(url: string): Promise<Database> {
     // WAL + NORMAL: durable against process crashes; a power loss may drop the last commits.
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    // Deleted and overwritten content is zeroed, not left in free space (secrets shown once: src/store/bot/chats.ts).
+    sqlite.pragma('secure_delete = ON');
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), ...queryTracing() });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const onConnectionError = opts.onConnectionError ?? (() => undefined);
     const u = new URL(url);
     const schema = u.searchParams.get('schema');
     u.searchParams.delete('schema');
     if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
+    const Client = guardedClient(onConnectionError);
     if (schema) {
-      const admin = new pg.Client({ connectionString: u.toString() });
+      const admin = new Client({ connectionString: u.toString(), ...PG_TIMEOUTS });
       await admin.connect();
       try {
         await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
@@ -81,23 +111,50 @@ export async function openDatabase(url: string): Promise<Database> {
         await admin.end();
       }
     }
-    const pool = new pg.Pool({
-      connectionString: u.toString(),
-      max: 10,
-      types: pgTypes,
-      ...(schema ? { options: `-c search_path=${schema}` } : {}),
-    });
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    const connect = (extra: pg.PoolConfig) => {
+      const pool = new pg.Pool({
+        connectionString: u.toString(),
+        max: 10,
+        types: pgTypes,
+        ...PG_TIMEOUTS,
+        Client,
+        ...(schema ? { options: `-c search_path=${schema}` } : {}),
+        ...extra,
+      });
+      // An idle pooled connection that breaks is removed by the pool, which then emits 'error'.
+      pool.on('error', onConnectionError);
+      return new Kysely<DB>({ dialect: guardedDialect(new PostgresDialect({ pool })), ...queryTracing() });
+    };
+    const db = connect({});
+    return {
+      db,
+      dialect: 'postgres',
+      close: () => db.destroy(),
+      // A migration may rewrite or index a large table for longer than any request should wait.
+      async unbounded(fn) {
+        const own = connect({ max: 1, query_timeout: undefined });
+        try {
+          return await fn(own);
+        } finally {
+          await own.destroy();
+        }
+      },
+    };
   }
   throw new Error(`unsupported database URL (use sqlite:PATH or postgres://…): ${url.replace(/\/\/[^@]*@/, '//***@')}`);
 }
 
-export async function ping(db: Kysely<DB>): Promise<boolean> {
+/** The database answers within `timeoutMs` (readiness must not hang on a database that is gone). */
+export async function ping(db: Kysely<DB>, timeoutMs = 1500): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
   try {
-    await sql`select 1`.execute(db);
-    return true;
+    return await Promise.race([sql`select 1`.execute(db).then(() => true), late]);
   } catch {
     return false;
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -3,7 +3,7 @@ import type { Storage, Stores } from '../core/ports.js';
 import { SqlClientStore } from './clients.js';
 import { SqlCodeStore } from './codes.js';
 import { SqlConsentStore } from './consents.js';
-import { openDatabase, ping, type Database } from './db.js';
+import { openDatabase, ping, type Database, type OpenOptions } from './db.js';
 import { SqlKeyStore } from './keys.js';
 import { migrateToLatest } from './migrations.js';
 import { SqlRateLimitStore } from './rate-limits.js';
@@ -13,16 +13,27 @@ import { SqlSignInStore } from './oidc/sign-ins.js';
 import { SqlTokenStore } from './tokens.js';
 import { SqlUserStore } from './users.js';
 import { SqlEventStore } from './notify/events.js';
-import { afterCommit, NotifyShared, type TxScope } from './notify/shared.js';
+import { NotifyShared } from './notify/shared.js';
+import { runTransaction, type TxScope } from './transaction.js';
+import { sqlBotStorage } from './bot/index.js';
+import { sqlFederationStorage } from './federation/index.js';
+import type { BotStorage } from '../core/bot/ports.js';
+import type { FederationStorage } from '../core/federation/ports.js';
+import { SecretBox, SecretKeyError } from '../core/secret-box.js';
+import { loadSecretKey, stagedKeyHint } from './secrets/key-file.js';
+import { prepareSecrets } from './secrets/sealed.js';
+import { sqlCurrentOAuthStorage, type CurrentOAuthStorage } from './oauth/index.js';
+import { SqlConsoleStore } from './console/index.js';
+import type { ConsoleStore } from '../core/console/ports.js';
 
-function storesOn(db: Kysely<DB>, notify: NotifyShared, scope?: TxScope): Stores {
+function storesOn(db: Kysely<DB>, notify: NotifyShared, secrets: SecretBox, scope?: TxScope): Stores {
   return {
-    clients: new SqlClientStore(db),
+    clients: new SqlClientStore(db, undefined, secrets),
     users: new SqlUserStore(db),
     codes: new SqlCodeStore(db),
     tokens: new SqlTokenStore(db),
     consents: new SqlConsentStore(db),
-    keys: new SqlKeyStore(db),
+    keys: new SqlKeyStore(db, secrets),
     sessions: new SqlSessionStore(db),
     rateLimits: new SqlRateLimitStore(db),
     signIns: new SqlSignInStore(db),
@@ -32,31 +43,55 @@ function storesOn(db: Kysely<DB>, notify: NotifyShared, scope?: TxScope): Stores
 
 export interface SqlStorage extends Storage {
   database: Database;
+  /** The chat-bot interface's stores, on the same database, outbox and transaction port. */
+  bot: BotStorage;
+  /** Third-party login's stores, likewise. */
+  federation: FederationStorage;
+  /** Encrypts the secrets stored for reading back (src/store/secrets/sealed.ts lists them). */
+  secrets: SecretBox;
+  /** Pushed authorization requests and replay caches (src/store/oauth). */
+  currentOAuth: CurrentOAuthStorage;
+  /** The admin console's reads and account flags, on the same database. */
+  console: ConsoleStore;
 }
 
-/** Opens the database at `url`, applies migrations, and returns every store on it. */
-export async function openStorage(url: string): Promise<SqlStorage> {
-  const database = await openDatabase(url);
+export interface StorageOptions extends OpenOptions {
+  /** GATEHOUSE_SECRET_KEY; unset: the key file in the data folder, created on first use. */
+  secretKey?: string | undefined;
+}
+
+/**
+ * Opens the database at `url`, applies migrations, checks the secret key
+ * (SecretKeyError when it is not the one the database's secrets are under),
+ * and returns every store on it.
+ */
+export async function openStorage(url: string, opts: StorageOptions = {}): Promise<SqlStorage> {
+  const { key, source, file } = loadSecretKey(url, opts.secretKey);
+  const secrets = new SecretBox(key);
+  const database = await openDatabase(url, opts);
   try {
-    await migrateToLatest(database.db as Kysely<unknown>);
+    const migrate = (db: Kysely<DB>) => migrateToLatest(db as Kysely<unknown>);
+    await (database.unbounded ? database.unbounded(migrate) : migrate(database.db));
+    await prepareSecrets(database.db, secrets, source);
   } catch (e) {
     await database.close();
-    throw e;
+    throw e instanceof SecretKeyError ? new SecretKeyError(`${e.message}${stagedKeyHint(file)}`) : e;
   }
   const { db } = database;
   // The outbox's subscription cache and commit wake-up, shared by every store on this database.
-  const notify = new NotifyShared(db);
+  const notify = new NotifyShared(db, secrets);
   notify.refresh();
   return {
-    ...storesOn(db, notify),
+    ...storesOn(db, notify, secrets),
+    secrets,
     database,
-    async transaction(fn) {
-      const scope: TxScope = { appended: false, endpointsChanged: false };
-      const result = await db.transaction().execute((trx) => fn(storesOn(trx, notify, scope)));
-      afterCommit(notify, scope);
-      return result;
-    },
+    bot: sqlBotStorage(db, notify),
+    federation: sqlFederationStorage(db, notify),
+    currentOAuth: sqlCurrentOAuthStorage(db),
+    console: new SqlConsoleStore(db),
+    transaction: (fn) => runTransaction(db, (trx, scope) => storesOn(trx, notify, secrets, scope), fn),
     ready: () => ping(db),
+    health: async () => ({ database: (await ping(db)) ? 'ok' : 'down' }),
     close: () => database.close(),
   };
 }

@@ -1,29 +1,33 @@
 import type { Kysely } from 'kysely';
 import type { SigningKey } from '../core/model.js';
 import type { KeyStore } from '../core/ports.js';
+import type { SecretBox } from '../core/secret-box.js';
 import type { DB } from './schema.js';
+import { SIGNING_KEY } from './secrets/sealed.js';
 
+/** Private keys are stored sealed; the key ring reads them at start, on rotation and on its periodic reload, never per request. */
 export class SqlKeyStore implements KeyStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly db: Kysely<DB>, private readonly secrets: SecretBox) {}
 
   async list(): Promise<SigningKey[]> {
     const rows = await this.db.selectFrom('signing_keys').selectAll().orderBy('created_at').execute();
     return rows.map((r) => ({
-      kid: r.kid, alg: 'ES256', privateKeyPem: r.private_key_pem, publicJwk: JSON.parse(r.public_jwk) as Record<string, string>,
+      kid: r.kid, alg: r.alg as SigningKey['alg'], privateKeyPem: this.secrets.open(r.private_key_pem, SIGNING_KEY.aad(r.kid)), publicJwk: JSON.parse(r.public_jwk) as Record<string, string>,
       createdAt: r.created_at, retiredAt: r.retired_at, expiresAt: r.expires_at,
     }));
   }
 
   async add(k: SigningKey): Promise<void> {
     await this.db.insertInto('signing_keys').values({
-      kid: k.kid, alg: k.alg, private_key_pem: k.privateKeyPem, public_jwk: JSON.stringify(k.publicJwk),
+      kid: k.kid, alg: k.alg, private_key_pem: this.secrets.seal(k.privateKeyPem, SIGNING_KEY.aad(k.kid)), public_jwk: JSON.stringify(k.publicJwk),
       created_at: k.createdAt, retired_at: k.retiredAt, expires_at: k.expiresAt,
     }).execute();
   }
 
-  async retireOthers(kid: string, now: number, expiresAt: number): Promise<void> {
+  async retireOthers(keep: string | readonly string[], now: number, expiresAt: number): Promise<void> {
+    const kids = typeof keep === 'string' ? [keep] : [...keep];
     await this.db.updateTable('signing_keys').set({ retired_at: now, expires_at: expiresAt })
-      .where('kid', '!=', kid).where('retired_at', 'is', null).execute();
+      .where('kid', 'not in', kids).where('retired_at', 'is', null).execute();
   }
 
   async deleteExpired(now: number): Promise<number> {

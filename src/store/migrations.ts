@@ -1,8 +1,13 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 import { botMigration } from './bot/migration.js';
+import { botInteractiveMigration } from './bot/migration-interactive.js';
 import { notifyMigration } from './notify/migration.js';
+import { notifyBatchesMigration } from './notify/fanout.js';
 import { oidcMigration } from './oidc/migration.js';
 import { federationMigration } from './federation/migration.js';
+import { secretsMigration } from './secrets/migration.js';
+import { adminUsersMigration } from './console/migration.js';
+import { oauthCurrentMigration } from './oauth/migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -138,6 +143,11 @@ const migrations: Record<string, Migration> = {
   '0003_notify': notifyMigration,
   '0004_oidc': oidcMigration,
   '0005_federation': federationMigration,
+  '0006_secrets': secretsMigration,
+  '0007_bot_interactive': botInteractiveMigration,
+  '0008_oauth_current': oauthCurrentMigration,
+  '0009_admin_users': adminUsersMigration,
+  '0010_notify_batches': notifyBatchesMigration,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -172,6 +172,35 @@ export interface BotMessagesTable {
   entities: string | null; // JSON array
   reply_to_message_id: number | null;
   edit_date: number | null;
+  reply_markup: string | null; // JSON, 0007_bot_interactive
+  content: string | null; // JSON, 0007_bot_interactive
+}
+
+/* Chat-bot interface, two-way chats (migration 0007_bot_interactive). */
+export interface BotCallbackQueriesTable {
+  id: string;
+  bot_id: number;
+  chat_id: number;
+  message_id: number;
+  data: string;
+  created_at: number;
+  answered_at: number | null;
+  answer: string | null; // JSON
+}
+
+export interface BotCommandsTable {
+  bot_id: number;
+  scope: string; // JSON BotCommandScope, canonical
+  language_code: string;
+  commands: string; // JSON array
+}
+
+export interface BotProfilesTable {
+  bot_id: number;
+  language_code: string;
+  name: string | null;
+  description: string | null;
+  short_description: string | null;
 }
 
 export interface BotUpdatesTable {
@@ -191,6 +220,9 @@ export interface DB {
   bot_chats: BotChatsTable;
   bot_messages: BotMessagesTable;
   bot_updates: BotUpdatesTable;
+  bot_callback_queries: BotCallbackQueriesTable;
+  bot_commands: BotCommandsTable;
+  bot_profiles: BotProfilesTable;
 }
 
 /* Notifications outbox (migration 0003_notify); merged into DB below. */
@@ -317,4 +349,40 @@ export interface SsoSignInsTable {
 
 export interface DB {
   sso_sign_ins: SsoSignInsTable;
+}
+
+/* Encrypted secrets (migration 0006_secrets): the check row of the secret key. */
+export interface SecretKeyCheckTable {
+  id: string;
+  sealed: string;
+}
+
+export interface DB {
+  secret_key_check: SecretKeyCheckTable;
+}
+
+/* The current generation of OAuth (migration 0008_oauth_current); merged into the tables above. */
+export interface ClientsTable {
+  id_token_alg: string | null;
+  require_par: number | null;
+  jwks: string | null; // JSON JWK Set
+  jwks_uri: string | null;
+  jwt_secret: string | null; // sealed (src/store/secrets/sealed.ts)
+}
+
+export interface PushedRequestsTable {
+  uri_hash: string;
+  client_id: string;
+  params: string; // JSON object
+  expires_at: number;
+}
+
+export interface ReplayJtisTable {
+  key: string;
+  expires_at: number;
+}
+
+export interface DB {
+  pushed_requests: PushedRequestsTable;
+  replay_jtis: ReplayJtisTable;
 }

@@ -3,14 +3,9 @@ import type { OpaqueAccessToken, RefreshToken, TokenFamily } from '../core/model
 import type { TokenStore } from '../core/ports.js';
 import type { AccessTokensTable, DB, RefreshTokensTable } from './schema.js';
 import { joinWords, words } from './codec.js';
+import { deleteExpiredBatched, PURGE_BATCH } from './purge.js';
+import { runTransaction } from './transaction.js';
 
-/**
- * Rows per DELETE statement when purging, bounded so no statement runs long:
- * on SQLite a statement holds the event loop, and with 1M rows stored a
- * 1,000-row batch took ~50 ms, 5,000 ~180 ms, one unbounded DELETE 6.6 s
- * (docs/benchmarks.md, cost vs data).
- */
-export const PURGE_BATCH = 1000;
 
 const toRefresh = (r: RefreshTokensTable): RefreshToken => ({
   tokenHash: r.token_hash, familyId: r.family_id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope),
@@ -54,10 +49,15 @@ export class SqlTokenStore implements TokenStore {
     return r && { id: r.id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope), createdAt: r.created_at, revokedAt: r.revoked_at };
   }
 
+  /** Three statements, so atomic through a transaction: the caller's when it has one, else its own. */
   async revokeFamily(id: string, now: number): Promise<void> {
-    await this.db.updateTable('token_families').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-    await this.db.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('revoked_at', 'is', null).execute();
-    await this.db.updateTable('access_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('revoked_at', 'is', null).execute();
+    const revoke = async (db: Kysely<DB>) => {
+      await db.updateTable('token_families').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+      await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('revoked_at', 'is', null).execute();
+      await db.updateTable('access_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('revoked_at', 'is', null).execute();
+    };
+    if (this.db.isTransaction) await revoke(this.db);
+    else await runTransaction(this.db, (trx) => ({ trx }), ({ trx }) => revoke(trx));
   }
 
   async activeFamilies(userId: string, clientId: string): Promise<string[]> {
@@ -120,34 +120,15 @@ export class SqlTokenStore implements TokenStore {
   }
 
   /**
-   * Deletes expired rows in bounded batches (`batch` rows per statement)
-   * until none are left, pausing after each batch as long as it took, so a
-   * large backlog never holds a long lock or, on SQLite, blocks the event
-   * loop for long, and takes at most about half of the process's time:
-   * requests keep being served while millions of rows go.
+   * Deletes expired access tokens, revoked-JWT entries and refresh tokens in
+   * bounded batches (src/store/purge.ts), so requests keep being served while
+   * a backlog goes. Codes are the code store's (`CodeStore.purgeExpired`).
    */
   async purgeExpired(now: number, batch = PURGE_BATCH): Promise<number> {
     let n = 0;
-    n += await this.deleteBatched('access_tokens', 'token_hash', now, batch);
-    n += await this.deleteBatched('revoked_jtis', 'jti', now, batch);
-    n += await this.deleteBatched('refresh_tokens', 'token_hash', now, batch);
-    // Used codes are kept a day past expiry so a late replay still revokes what they issued.
-    n += await this.deleteBatched('authorization_codes', 'code_hash', now - 86_400_000, batch);
+    n += await deleteExpiredBatched(this.db, 'access_tokens', 'token_hash', now, batch);
+    n += await deleteExpiredBatched(this.db, 'revoked_jtis', 'jti', now, batch);
+    n += await deleteExpiredBatched(this.db, 'refresh_tokens', 'token_hash', now, batch);
     return n;
-  }
-
-  private async deleteBatched(table: 'access_tokens' | 'revoked_jtis' | 'refresh_tokens' | 'authorization_codes', key: string, expiredBefore: number, batch: number): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const started = Date.now();
-      // Keys first (through the expiry index), then a delete by primary key: two short statements that
-      // both databases run the same way (PostgreSQL has no DELETE … LIMIT, SQLite only when compiled in).
-      const rows = await sql<{ k: string }>`SELECT ${sql.ref(key)} AS k FROM ${sql.table(table)} WHERE expires_at < ${expiredBefore} LIMIT ${batch}`.execute(this.db);
-      if (rows.rows.length === 0) return total;
-      const r = await sql`DELETE FROM ${sql.table(table)} WHERE ${sql.ref(key)} IN (${sql.join(rows.rows.map((x) => x.k))})`.execute(this.db);
-      total += Number(r.numAffectedRows ?? 0n);
-      if (rows.rows.length < batch) return total;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(Date.now() - started, 1000)));
-    }
   }
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { GatehouseError } from '../core/errors.js';
 import type { User } from '../core/model.js';
 import type { UserStore } from '../core/ports.js';
 import type { DB, UsersTable } from './schema.js';
@@ -8,9 +9,16 @@ const toUser = (r: UsersTable): User => ({
   id: r.id, username: r.username, email: r.email, name: r.name, passwordHash: r.password_hash, createdAt: r.created_at,
 });
 
-export class UsernameTakenError extends Error {
+/**
+ * The unique index refused a username (regardless of case). A `GatehouseError`
+ * (400 `invalid_request`, as the admin API answers a taken name) with its own
+ * class, so the store's conformance suite and callers that offer another
+ * name can recognise it.
+ */
+export class UsernameTakenError extends GatehouseError {
   constructor(username: string) {
-    super(`username already taken: ${username}`);
+    super('invalid_request', `username already taken: ${username}`);
+    this.name = 'UsernameTakenError';
   }
 }
 

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
+import { collectProblems, say, signInToChat } from './chat-page-support.js';
 import { chromiumMissing, launchChromium } from '../browser/chromium.js';
 import { botApi, startBotServer, type BotTestServer } from './support.js';
 
@@ -25,41 +26,21 @@ describe('chat page in Chromium', { skip: chromiumMissing(), timeout: 120_000 },
     const context = await browser.newContext();
     context.setDefaultTimeout(15_000);
     page = await context.newPage();
-    // CSP violations and script errors land on the console; a missing favicon is no problem.
-    page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text()); });
-    page.on('response', (r) => { if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) problems.push(`${r.status()} ${r.url()}`); });
-    page.on('pageerror', (e) => problems.push(e.message));
+    collectProblems(page, problems);
   });
   after(async () => {
     await browser?.close();
     await server?.close();
   });
 
-  /** Sends a line in the open chat and waits for the bot's next answer to appear. */
-  async function say(text: string): Promise<string> {
-    const before = await page.locator('#messages li.theirs').count();
-    await page.fill('#text', text);
-    await page.press('#text', 'Enter');
-    await page.locator('#messages li.theirs').nth(before).waitFor();
-    return page.locator('#messages li.theirs').nth(before).locator('.text').innerText();
-  }
-
   it('signs in and creates a bot with BotFather; new messages appear without reloading', async () => {
-    await page.goto(`${server.botUrl}/`);
-    await page.click('#signin');
-    await page.waitForURL((u) => u.pathname === '/login');
-    await page.fill('#username', 'gwen');
-    await page.fill('#password', 'gwen has a long password');
-    await page.click('button[type=submit]');
-    // Back on the chat page, signed in: no consent page for the first-party client.
-    await page.waitForURL((u) => u.origin === server.botUrl && u.pathname === '/' && !u.search);
-    await page.locator('#chats button[data-bot="BotFather"]').waitFor();
+    await signInToChat(page, server.botUrl, 'gwen', 'gwen has a long password');
     assert.equal(await page.locator('#title').innerText(), 'BotFather');
 
-    assert.match(await say('/start'), /\/newbot/);
-    assert.match(await say('/newbot'), /choose a name/);
-    assert.match(await say('Page Bot'), /username/);
-    const done = await say('gwen_page_bot');
+    assert.match(await say(page, '/start'), /\/newbot/);
+    assert.match(await say(page, '/newbot'), /choose a name/);
+    assert.match(await say(page, 'Page Bot'), /username/);
+    const done = await say(page, 'gwen_page_bot');
     const token = TOKEN.exec(done)?.[1];
     assert.ok(token, done);
     const me = await botApi(server.botUrl, token, 'getMe');

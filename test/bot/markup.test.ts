@@ -20,6 +20,8 @@ describe('parse_mode HTML', () => {
   it('parses tags, entities and links', () => {
     ok(parseHtml, '', '', []);
     ok(parseHtml, '&lt;&gt;&amp;&quot;&laquo;&#12345678;', '<>&"&laquo;&#12345678;', []);
+    // Names are looked up among the four served only, never on an object's prototype.
+    ok(parseHtml, '&constructor; &toString &valueOf; &hasOwnProperty;', '&constructor; &toString &valueOf; &hasOwnProperty;', []);
     ok(parseHtml, '➡️ ➡️<i>➡️ ➡️</i>', '➡️ ➡️➡️ ➡️', [e('italic', 5, 5)]);
     ok(parseHtml, '<b>a</b><strong>b</strong><u>c</u><ins>d</ins><s>e</s><strike>f</strike><del>g</del><em>h</em>', 'abcdefgh',
       [e('bold', 0, 1), e('bold', 1, 1), e('underline', 2, 1), e('underline', 3, 1), e('strikethrough', 4, 1), e('strikethrough', 5, 1), e('strikethrough', 6, 1), e('italic', 7, 1)]);

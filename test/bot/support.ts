@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Message } from '@grammyjs/types';
 import { startServer, type TestServer } from '../helpers/server.js';
 import type { DbKind } from '../helpers/db.js';
+import type { Person } from '../helpers/people.js';
 
 /** A Gatehouse with the chat-bot interface, and the people who talk to bots through it. */
 export interface BotTestServer extends TestServer {
@@ -14,36 +17,10 @@ export async function startBotServer(opts: { db?: DbKind; env?: Record<string, s
   return Object.assign(server, { botUrl: server.bot.url });
 }
 
-/** A person with a bearer token of scope `chat`, obtained over HTTP from the authorization server. */
-export interface Person {
-  username: string;
-  token: string;
-}
+// People who talk to bots (a bearer token of scope `chat`) come from the shared helper.
+export { signedInPerson, type Person } from '../helpers/people.js';
 
-let clientFor = new WeakMap<TestServer, { id: string; secret: string }>();
-
-export async function signedInPerson(server: TestServer, username: string): Promise<Person> {
-  let client = clientFor.get(server);
-  if (!client) {
-    const c = await server.createClient({ name: 'Chat test app', grantTypes: ['password'], redirectUris: [], scope: 'chat' });
-    client = { id: c.id, secret: c.secret! };
-    clientFor.set(server, client);
-  }
-  const user = await server.createUser(username);
-  const res = await fetch(`${server.url}/oauth/token`, {
-    method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'password', username, password: user.password, scope: 'chat' }),
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  return { username, token: ((await res.json()) as { access_token: string }).access_token };
-}
-
-export function resetClients(): void {
-  clientFor = new WeakMap();
-}
-
-/** The chat client API of INTERFACE.md. */
+/** The chat client API (README, Chat-bot interface, "People's side"). */
 export class ChatApi {
   constructor(private readonly base: string, private readonly person: Person) {}
 
@@ -61,6 +38,14 @@ export class ChatApi {
     const res = await fetch(`${this.base}/client/chats/${bot}/messages?after=${after}&timeout=${timeout}`, { headers: this.headers() });
     assert.equal(res.status, 200, await res.clone().text());
     return ((await res.json()) as { messages: Message.TextMessage[] }).messages;
+  }
+
+  /** Presses an inline button (`POST /client/chats/<bot>/callback`); the status and body as they came. */
+  async press(bot: string, messageId: unknown, data: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${this.base}/client/chats/${bot}/callback`, {
+      method: 'POST', headers: this.headers(true), body: JSON.stringify({ message_id: messageId, data }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
   /** Waits (long polling) until the bot has written something after `after`; returns its messages. */
@@ -93,7 +78,7 @@ export async function botApi(base: string, token: string, method: string, params
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** Creates a bot by talking to BotFather (spec §4 rule 8.1); returns its token. */
+/** Creates a bot by talking to BotFather (README, Chat-bot interface); returns its token. */
 export async function botViaBotFather(chat: ChatApi, name: string, username: string): Promise<string> {
   await chat.ask('BotFather', '/newbot');
   await chat.ask('BotFather', name);
@@ -101,4 +86,18 @@ export async function botViaBotFather(chat: ChatApi, name: string, username: str
   const token = /(?<![0-9])(\d+:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/.exec(done)?.[1];
   assert.ok(token, done);
   return token;
+}
+
+/** A webhook receiver on loopback. */
+export async function listen(handler: RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
 }

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { track } from '../helpers/children.js';
 import { BIN, runCli as run } from '../helpers/cli.js';
 
 describe('gatehouse command line', () => {
@@ -77,7 +78,7 @@ describe('gatehouse command line', () => {
   });
 
   it('serve on port 0 logs its URL, answers health and metadata, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--auth-port', '0', '--api-port', '0', '--bot-port', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = track(spawn(process.execPath, [BIN, 'serve', '--auth-port', '0', '--api-port', '0', '--bot-port', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
     let log = '';
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no start line:\n${log}`)), 30_000);

@@ -4,7 +4,8 @@ import * as oidc from 'openid-client';
 import { Agent } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { REDIRECT, authorize, codeFlow, discover, oauthError } from './support.js';
+import { authorize } from '../helpers/authorize.js';
+import { REDIRECT, codeFlow, discover, oauthError } from './support.js';
 
 for (const { kind, skip } of await databaseKinds()) {
   describe(`e2e: authorization code with openid-client (${kind})`, { skip }, () => {
@@ -60,7 +61,7 @@ for (const { kind, skip } of await databaseKinds()) {
         redirect_uri: REDIRECT, scope: 'user', state,
         code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
       });
-      const callback = await authorize(new Agent(server.url), user, url);
+      const callback = await authorize(new Agent(server.url), url, { user });
       const checks = { pkceCodeVerifier: verifier, expectedState: state };
       const tokens = await oidc.authorizationCodeGrant(config, callback, checks);
       assert.equal(tokens.scope, 'user');
@@ -79,7 +80,7 @@ for (const { kind, skip } of await databaseKinds()) {
         redirect_uri: REDIRECT, scope: 'user', state,
         code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256',
       });
-      const callback = await authorize(new Agent(server.url), user, url);
+      const callback = await authorize(new Agent(server.url), url, { user });
       const err = await oauthError(() =>
         oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: oidc.randomPKCECodeVerifier(), expectedState: state }));
       assert.equal(err.error, 'invalid_grant');
@@ -94,7 +95,7 @@ for (const { kind, skip } of await databaseKinds()) {
         redirect_uri: REDIRECT, scope: 'user', state,
         code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
       });
-      const callback = await authorize(new Agent(server.url), user, url, false);
+      const callback = await authorize(new Agent(server.url), url, { user, approve: false });
       assert.equal(`${callback.origin}${callback.pathname}`, REDIRECT);
       assert.equal(callback.searchParams.get('error'), 'access_denied');
       assert.equal(callback.searchParams.get('state'), state);

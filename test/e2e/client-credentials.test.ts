@@ -48,7 +48,7 @@ for (const { kind, skip } of await databaseKinds()) {
     });
 
     it('issues an opaque access token to a client registered for them', async () => {
-      const client = await server.createClient({ redirectUris: [], grantTypes: ['client_credentials'], tokenFormat: 'opaque' });
+      const client = await server.createClient({ redirectUris: [], grantTypes: ['client_credentials'], tokenFormat: 'opaque', authMethod: 'client_secret_post' });
       const config = await discover(server, client.id, client.secret, oidc.ClientSecretPost());
       const tokens = await oidc.clientCredentialsGrant(config);
       assert.equal(tokens.scope, 'user'); // the registered default (RFC 6749 §3.3)

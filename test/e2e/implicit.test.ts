@@ -4,7 +4,8 @@ import * as oidc from 'openid-client';
 import { Agent } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { REDIRECT, authorize, discover } from './support.js';
+import { authorize } from '../helpers/authorize.js';
+import { REDIRECT, discover } from './support.js';
 
 /**
  * RFC 6749 §4.2. openid-client builds the request but (rightly) will not
@@ -27,7 +28,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const client = await server.createClient({ redirectUris: [REDIRECT], grantTypes: ['implicit'], public: true });
       const config = await discover(server, client.id);
       const state = oidc.randomState();
-      const back = await authorize(new Agent(server.url), user, request(config, state));
+      const back = await authorize(new Agent(server.url), request(config, state), { user });
       assert.equal(`${back.origin}${back.pathname}`, REDIRECT);
       assert.equal(back.search, '', 'nothing in the query (RFC 6749 §4.2.2)');
       const f = new URLSearchParams(back.hash.slice(1));

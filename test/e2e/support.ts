@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
-import { Agent, parseForm } from '../helpers/agent.js';
+import { authorize } from '../helpers/authorize.js';
+import type { Agent } from '../helpers/agent.js';
 import type { TestServer } from '../helpers/server.js';
 
 export const REDIRECT = 'https://app.example.test/callback';
@@ -25,27 +26,6 @@ export function discover(
     algorithm: 'oauth2',
     execute: [oidc.allowInsecureRequests],
   });
-}
-
-/** The user's part of an authorization request: sign in when asked, then approve or deny. */
-export async function authorize(agent: Agent, user: { username: string; password: string }, url: URL, approve = true): Promise<URL> {
-  let res = await agent.get(`${url.pathname}${url.search}`);
-  if (res.status === 302) {
-    const next = new URL(res.headers.get('location')!, agent.base);
-    if (next.pathname === '/login') {
-      const signedIn = await agent.login(user.username, user.password, next.searchParams.get('return_to')!);
-      assert.equal(signedIn.status, 303);
-      res = await agent.get(signedIn.headers.get('location')!);
-    }
-  }
-  if (res.status === 200) {
-    const form = parseForm(await res.text());
-    res = await agent.post(form.action, { ...form.fields, approve: String(approve) });
-    assert.equal(res.status, 303);
-  }
-  // Anything but a redirect here (an error page) means the flow broke.
-  assert.ok(res.status === 302 || res.status === 303, `expected a redirect, got ${res.status}`);
-  return new URL(res.headers.get('location')!);
 }
 
 export interface OAuthFailure {
@@ -87,6 +67,6 @@ export async function codeFlow(
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
   });
-  const callback = await authorize(agent, user, url);
+  const callback = await authorize(agent, url, { user });
   return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
 }

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { DEMO_USER, ensureDemoUser, registerSampleClients } from '../../examples/website/clients.js';
+import { DEMO_USER, ensureDemoUser, registerSampleClients, useSiteUrl } from '../../examples/website/clients.js';
 import { startWebsite } from '../../examples/website/site.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -25,6 +25,7 @@ describe('sample website in a browser', { skip: chromiumMissing() }, () => {
     await ensureDemoUser(server.gh);
     clients = await registerSampleClients(server.gh);
     site = await startWebsite({ issuer: server.url, apiUrl: server.apiUrl, ...clients, port: 0 });
+    await useSiteUrl(server.gh, clients.clientId, site.url);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

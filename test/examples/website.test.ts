@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEMO_USER, ensureDemoUser, registerSampleClients } from '../../examples/website/clients.js';
+import { DEMO_USER, ensureDemoUser, registerSampleClients, useSiteUrl } from '../../examples/website/clients.js';
 import { startWebsite } from '../../examples/website/site.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { TestClock } from '../helpers/clock.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-/** The sample website over plain HTTP: the server-side half of spec §4 rule 1, refresh included. */
+/** The sample website over plain HTTP (README, Sample website): its server-side half, refresh included. */
 describe('sample website (HTTP)', () => {
   const clock = new TestClock();
   let server: TestServer;
@@ -19,6 +19,7 @@ describe('sample website (HTTP)', () => {
     const clients = await registerSampleClients(server.gh);
     clientId = clients.clientId;
     site = await startWebsite({ issuer: server.url, apiUrl: server.apiUrl, ...clients, port: 0, now: () => clock.now() });
+    await useSiteUrl(server.gh, clients.clientId, site.url);
   });
   after(async () => {
     await site.close();
@@ -50,7 +51,7 @@ describe('sample website (HTTP)', () => {
     const res = await agent.get('/session/token');
     const text = await res.text();
     assert.equal(res.status, 200, text);
-    // The refresh token stays on the site's server (spec §1.3, §5.8).
+    // The refresh token stays on the site's server (RFC 9700 §4.14, refresh token protection).
     assert.doesNotMatch(text, /gh_rt_|refresh_token/);
     return JSON.parse(text) as { access_token: string; expires_at: number; refresh_at: number };
   };

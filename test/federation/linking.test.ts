@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { federationStorage } from '../../src/store/federation/index.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { PROVIDER_ID, signInThroughProvider, startFederated, type Federated } from './support.js';
 
@@ -23,7 +22,7 @@ describe('linking an external account to an existing one', () => {
   });
   after(() => f?.close());
 
-  const linkOf = (subject: string) => federationStorage(f.rp.gh.storage).identities.find(PROVIDER_ID, subject);
+  const linkOf = (subject: string) => f.rp.gh.federationStorage.identities.find(PROVIDER_ID, subject);
 
   it('needs the local password: a wrong one links nothing, the right one links', async () => {
     const alice = await f.rp.createUser('alice', 'alice local password');
@@ -68,7 +67,7 @@ describe('linking an external account to an existing one', () => {
     const attempt = await rpAgent.post(form.action, { ...form.fields, username: 'carol', password: 'impostor password' });
     assert.equal(attempt.status, 401);
     assert.equal(await linkOf('carol'), undefined);
-    assert.deepEqual(await federationStorage(f.rp.gh.storage).identities.listForUser(carol.id), []);
+    assert.deepEqual(await f.rp.gh.federationStorage.identities.listForUser(carol.id), []);
   });
 
   it('failed link attempts count against the account like failed sign-ins (rate limit)', async () => {

@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { federationStorage } from '../../src/store/federation/index.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { PROVIDER_ID, signInThroughProvider, startFederated, type Federated } from './support.js';
 
@@ -25,7 +24,7 @@ describe('sign in through an OpenID Connect provider', () => {
     assert.match(page, /as <strong>bob<\/strong>/);
     const form = parseForm(page);
     assert.equal((await rpAgent.post(form.action, { ...form.fields, username: 'bob' })).status, 303);
-    const link = await federationStorage(f.rp.gh.storage).identities.find(PROVIDER_ID, bob.id);
+    const link = await f.rp.gh.federationStorage.identities.find(PROVIDER_ID, bob.id);
     assert.equal(link?.userId, (await f.rp.gh.storage.users.findByUsername('bob'))?.id);
     assert.equal((await f.rp.gh.storage.users.findByUsername('bob'))?.email, 'bob@example.test');
   });

@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { federationStorage } from '../../src/store/federation/index.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
 import { PROVIDER_ID, signInThroughProvider, startFederated, type Federated } from './support.js';
@@ -40,7 +39,7 @@ for (const { kind, skip } of await databaseKinds()) {
         const local = await f.rp.gh.storage.users.findByUsername('bob');
         assert.ok(local);
         assert.equal(local.email, 'bob@example.test');
-        const link = await federationStorage(f.rp.gh.storage).identities.find(PROVIDER_ID, 'bob');
+        const link = await f.rp.gh.federationStorage.identities.find(PROVIDER_ID, 'bob');
         assert.equal(link?.userId, local.id);
         // Such an account has no password here: the password form never lets anyone in.
         assert.equal((await f.rp.gh.login.attempt('bob', '!federated', '192.0.2.1')).ok, false);
@@ -68,7 +67,7 @@ for (const { kind, skip } of await databaseKinds()) {
         const ok = await rpAgent.post(form.action, { ...form.fields, username: 'dave-2' });
         assert.equal(ok.status, 303);
         const created = await f.rp.gh.storage.users.findByUsername('dave-2');
-        assert.equal((await federationStorage(f.rp.gh.storage).identities.find(PROVIDER_ID, 'dave'))?.userId, created?.id);
+        assert.equal((await f.rp.gh.federationStorage.identities.find(PROVIDER_ID, 'dave'))?.userId, created?.id);
       });
     });
   }

@@ -33,8 +33,10 @@ export function providerEntry(type: 'github' | 'oauth2' | 'oidc', provider: Test
 export async function startFederated(opts: { db?: DbKind; type?: 'github' | 'oauth2' | 'oidc'; trusted?: boolean; rpEnv?: Record<string, string> } = {}): Promise<Federated> {
   const provider = await startServer({ db: opts.db ?? 'sqlite', env: { GATEHOUSE_HOST: '127.0.0.2' } });
   // Registered before `rp` listens; its redirect URI is set once `rp`'s port is known.
+  // GitHub's convention (and so the default for a `github` provider) is the secret in the body.
+  const authMethod = (opts.type ?? 'github') === 'github' ? 'client_secret_post' : 'client_secret_basic';
   const client = await provider.createClient({ name: 'Gatehouse at Example Corp', redirectUris: ['http://127.0.0.1/federation/elsewhere/callback'],
-    scope: opts.type === 'oidc' ? 'openid profile email' : 'user', trusted: opts.trusted ?? false });
+    scope: opts.type === 'oidc' ? 'openid profile email' : 'user', trusted: opts.trusted ?? false, authMethod });
   let rp: TestServer;
   try {
     rp = await startServer({ db: opts.db ?? 'sqlite', env: { GATEHOUSE_PROVIDERS: JSON.stringify([providerEntry(opts.type ?? 'github', provider, client)]), ...opts.rpEnv } });

@@ -9,7 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FORM, REDIRECT, expectErrorPage, expectErrorRedirect, formBody, pkce, signedIn, type Fields } from '../security/support.js';
+import { pkce } from '../helpers/authorize.js';
+import { signedIn } from '../helpers/people.js';
+import { FORM, REDIRECT, expectErrorPage, expectErrorRedirect, formBody, type Fields } from '../security/support.js';
 
 interface Fixtures {
   /** A valid request for a confidential client with one redirect URI, PKCE included. */

@@ -3,7 +3,11 @@
  * values, any code point, percent garbage) thrown at the token endpoint and
  * at both halves of the authorization endpoint. Whatever comes in, the answer
  * is below 500 and well-formed for its endpoint. fast-check prints the seed
- * and the smallest failing input when a property breaks.
+ * and the smallest failing input when a property breaks. Then 10,000 random
+ * requests of every kind (fuzz-support.ts) at the whole authorization server
+ * on SQLite, and at its token, introspection and revocation endpoints on
+ * PostgreSQL, which refuses NUL and invalid UTF-8 where SQLite stores them.
+ * The other surfaces are in fuzz-services.test.ts.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +15,12 @@ import fc from 'fast-check';
 import { parseForm, type Agent } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FORM, REDIRECT, basic, formBody, pkce, signedIn, type Fields } from '../security/support.js';
+import { pkce } from '../helpers/authorize.js';
+import { signedIn } from '../helpers/people.js';
+import { FORM, REDIRECT, basic, formBody, type Fields } from '../security/support.js';
+import { END_SESSION_PATH, USERINFO_PATH } from '../../src/core/oidc/discovery.js';
+import { LINK_PATH } from '../../src/core/notify/link.js';
+import { REQUESTS, expectErrorJson, fuzz, shots, type Answer, type Shot } from './fuzz-support.js';
 
 const RUNS = 120;
 
@@ -23,6 +32,8 @@ const NAMES = [
 interface World {
   clientId: string;
   secret: string;
+  /** The same client registered for client_secret_post. */
+  poster: { client_id: string; client_secret: string };
   challenge: string;
   verifier: string;
 }
@@ -72,6 +83,23 @@ async function wellFormedAuthorizeResponse(res: Response, server: TestServer): P
   assert.match(text, /<!doctype html>/i);
 }
 
+/** Any answer of the authorization server: JSON errors in RFC 6749 §5.2 shape, pages, redirects only to registered URIs. */
+function wellFormedAnswer(a: Answer, s: Shot, server: TestServer): void {
+  if (s.method === 'HEAD' || a.status === 204 || (a.text === '' && a.status < 300)) return;
+  if (a.status >= 300 && a.status < 400) {
+    const loc = new URL(a.headers.get('location') ?? 'missing:', server.url);
+    if (loc.origin !== server.url) assert.equal(`${loc.origin}${loc.pathname}`, REDIRECT, 'never a redirect to an unregistered URI');
+    return;
+  }
+  const type = a.headers.get('content-type') ?? '';
+  if (type.startsWith('text/html')) return void assert.match(a.text, /<!doctype html>/i);
+  if (type.startsWith('text/css')) return;
+  // RFC 6750 §3.1 (UserInfo): a request without any credential gets the Bearer challenge and no error code.
+  const bearerChallenge = /^Bearer/.test(a.headers.get('www-authenticate') ?? '') && !('error' in (JSON.parse(a.text) as object));
+  if (a.status >= 400 && !bearerChallenge) expectErrorJson(a);
+  else JSON.parse(a.text);
+}
+
 for (const { kind, skip } of await databaseKinds()) {
   describe(`random parameters (${kind})`, { skip }, () => {
     let server: TestServer;
@@ -79,10 +107,13 @@ for (const { kind, skip } of await databaseKinds()) {
     let agent: Agent;
     let csrf: string;
     before(async () => {
-      server = await startServer({ db: kind });
-      const c = await server.createClient({ grantTypes: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials', 'password'], scope: 'user read' });
+      // Random X-Forwarded-For addresses spread the per-address throttles, so the fuzz reaches past them.
+      server = await startServer({ db: kind, env: { GATEHOUSE_TRUST_PROXY: 'true' } });
+      const grantTypes = ['authorization_code', 'implicit', 'refresh_token', 'client_credentials', 'password'];
+      const c = await server.createClient({ grantTypes, scope: 'user read' });
+      const poster = await server.createClient({ grantTypes, scope: 'user read', authMethod: 'client_secret_post' });
       const { challenge, verifier } = pkce();
-      world = { clientId: c.id, secret: c.secret!, challenge, verifier };
+      world = { clientId: c.id, secret: c.secret!, poster: { client_id: poster.id, client_secret: poster.secret! }, challenge, verifier };
       agent = await signedIn(server, 'fuzz');
       const consent = await agent.get(`/oauth2?${formBody({ response_type: 'code', client_id: c.id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' })}`);
       csrf = parseForm(await consent.text()).fields.csrf_token!;
@@ -93,7 +124,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const { params, raw } = arbitraries(world);
       const auth = fc.constantFrom('none', 'basic', 'post', 'bad-basic');
       await fc.assert(fc.asyncProperty(params, raw, auth, async (p, r, how) => {
-        const fields: Fields = how === 'post' ? { ...p, client_id: world.clientId, client_secret: world.secret } : p;
+        const fields: Fields = how === 'post' ? { ...p, ...world.poster } : p;
         const headers: Record<string, string> = { 'content-type': FORM };
         if (how === 'basic') headers.authorization = basic(world.clientId, world.secret);
         if (how === 'bad-basic') headers.authorization = `Basic ${Buffer.from(JSON.stringify(p)).toString('base64')}`;
@@ -120,6 +151,24 @@ for (const { kind, skip } of await databaseKinds()) {
         const res = await agent.request('/oauth2', { method: 'POST', headers: { 'content-type': FORM }, body });
         await wellFormedAuthorizeResponse(res, server);
       }), { numRuns: RUNS });
+    });
+
+    const TOKEN_ENDPOINTS = ['/oauth/token', '/login/oauth/access_token', '/oauth/check_token', '/oauth/revoke'];
+    const PAGES = ['/oauth2', '/login/oauth/authorize', '/login', '/logout', '/', '/account', '/account/sessions/revoke', '/account/apps/revoke',
+      USERINFO_PATH, END_SESSION_PATH, `${END_SESSION_PATH}/confirm`, LINK_PATH, '/oauth/token_key', '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/federation/x/start', '/nope'];
+    const surface = kind === 'sqlite' ? 'the authorization server' : 'the token, introspection and revocation endpoints';
+    it(`${surface}: ${REQUESTS} random requests → never a 5xx, an RFC 6749 §5.2 error, a page or a safe redirect`, async () => {
+      const session = `gh_session=${agent.cookie('gh_session')}`;
+      const sent = await fuzz(server.url, shots({
+        paths: kind === 'sqlite' ? [...TOKEN_ENDPOINTS, ...TOKEN_ENDPOINTS, ...PAGES] : TOKEN_ENDPOINTS,
+        names: NAMES,
+        known: [world.clientId, world.secret, world.challenge, world.verifier, REDIRECT, 'code', 'token', 'S256', 'authorization_code', 'client_credentials',
+          'refresh_token', 'password', 'implicit', 'user', 'fuzz', 'true', 'false', csrf, 'access_token', 'refresh_token', 'none', 'login', 'consent'],
+        authorizations: [basic(world.clientId, world.secret), basic(world.clientId, `${world.secret}x`), basic('nobody', 'x'), `Bearer ${world.secret}`],
+        cookies: [session, `${session}; gh_csrf=x`, 'gh_session=%ZZ'],
+      }), (a, s) => wellFormedAnswer(a, s, server));
+      assert.ok(sent >= REQUESTS);
     });
   });
 }

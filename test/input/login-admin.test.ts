@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { FORM, basic, expectErrorPage, expectOAuthError, formBody, signedIn, type Fields } from '../security/support.js';
+import { signedIn } from '../helpers/people.js';
+import { FORM, basic, expectErrorPage, expectOAuthError, formBody, type Fields } from '../security/support.js';
 
 const long = (n: number) => 'x'.repeat(n);
 
@@ -145,7 +146,7 @@ describe('admin API input', () => {
     ['undecodable client id', 'GET', '/admin/clients/%E0%A4%A', undefined, 400, 'invalid_request'],
     ['NUL client id', 'GET', '/admin/clients/%00', undefined, 400, 'invalid_request'],
     ['delete an unknown client', 'DELETE', '/admin/clients/nope', undefined, 404, 'not_found'],
-    ['rotate the secret of an unknown client', 'POST', '/admin/clients/nope/secret', undefined, 400, 'invalid_request'],
+    ['rotate the secret of an unknown client', 'POST', '/admin/clients/nope/secret', undefined, 404, 'not_found'],
     ['user without fields', 'POST', '/admin/users', '{}', 400, 'invalid_request'],
     ['user with an illegal username', 'POST', '/admin/users', json({ username: '../admin', email: 'a@b.example', password: 'long enough' }), 400, 'invalid_request'],
     ['user with a short password', 'POST', '/admin/users', json({ username: 'henry', email: 'a@b.example', password: 'short' }), 400, 'invalid_request'],

@@ -11,11 +11,12 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { FORM, basic, expectOAuthError, post, type Fields } from '../security/support.js';
 
 interface Fixtures {
-  /** client_id + client_secret of a confidential client allowed every grant. */
+  /** client_id + client_secret of a confidential client_secret_post client allowed every grant. */
   creds: Fields;
-  /** Its Basic header. */
-  basic: string;
   id: string;
+  /** The Basic header of a client_secret_basic client allowed every grant. */
+  basic: string;
+  basicId: string;
   /** A client allowed only authorization_code. */
   narrow: Fields;
 }
@@ -40,7 +41,7 @@ const cases: Case[] = [
   ['multipart body', () => ({ body: '--b\r\nContent-Disposition: form-data; name="grant_type"\r\n\r\nclient_credentials\r\n--b--\r\n', headers: { 'content-type': 'multipart/form-data; boundary=b' } }), 400, 'invalid_request'],
   ['XML body', () => ({ body: '<grant_type>client_credentials</grant_type>', headers: { 'content-type': 'application/xml' } }), 400, 'invalid_request'],
   ['oversized form (over 64 KiB)', (f) => cc(f, { scope: long(70_000) }), 413, 'invalid_request'],
-  ['non-UTF-8 bytes', (f) => ({ body: Buffer.concat([Buffer.from(`client_id=${f.id}&grant_type=`), Buffer.from([0xff, 0xfe, 0xc3])]), headers: { 'content-type': FORM, authorization: f.basic } }), 400, 'unsupported_grant_type'],
+  ['non-UTF-8 bytes', (f) => ({ body: Buffer.concat([Buffer.from(`client_id=${f.basicId}&grant_type=`), Buffer.from([0xff, 0xfe, 0xc3])]), headers: { 'content-type': FORM, authorization: f.basic } }), 400, 'unsupported_grant_type'],
   ['percent garbage', (f) => ({ body: 'grant_type=%ZZ%E0%A4%A', headers: { 'content-type': FORM, authorization: f.basic } }), 400, 'unsupported_grant_type'],
   ['NUL in a parameter', (f) => cc(f, { scope: 'user\u0000' }), 400, 'invalid_request'],
 
@@ -67,12 +68,12 @@ const cases: Case[] = [
   ['Basic with another client_id in the body', (f) => viaBasic(f.basic, { grant_type: 'client_credentials', client_id: 'someone-else' }), 401, 'invalid_client'],
   ['Basic without credentials', () => viaBasic('Basic'), 401, 'invalid_client'],
   ['Basic with non-base64', () => viaBasic('Basic !!!***'), 401, 'invalid_client'],
-  ['Basic without a colon', (f) => viaBasic(`Basic ${b64(f.id)}`), 401, 'invalid_client'],
+  ['Basic without a colon', (f) => viaBasic(`Basic ${b64(f.basicId)}`), 401, 'invalid_client'],
   ['Basic with an empty id and secret', () => viaBasic(`Basic ${b64(':')}`), 401, 'invalid_client'],
   ['Basic with percent garbage', () => viaBasic(`Basic ${b64('%ZZ:%E0%A4%A')}`), 401, 'invalid_client'],
   ['Basic with NUL in the id', () => viaBasic(`Basic ${b64('a%00b:secret')}`), 401, 'invalid_client'],
   ['Basic with binary garbage', () => viaBasic(`Basic ${Buffer.from([0xff, 0x3a, 0xfe, 0x00]).toString('base64')}`), 401, 'invalid_client'],
-  ['Basic with a wrong secret', (f) => viaBasic(basic(f.id, 'wrong')), 401, 'invalid_client'],
+  ['Basic with a wrong secret', (f) => viaBasic(basic(f.basicId, 'wrong')), 401, 'invalid_client'],
   ['Basic, very long', () => viaBasic(`Basic ${b64(`${long(6000)}:${long(6000)}`)}`), 401, 'invalid_client'],
   ['Bearer instead of client credentials', () => viaBasic('Bearer abc'), 401, 'invalid_client'],
 
@@ -121,12 +122,15 @@ for (const { kind, skip } of await databaseKinds()) {
     let f: Fixtures;
     before(async () => {
       server = await startServer({ db: kind });
-      const all = await server.createClient({ grantTypes: ['authorization_code', 'refresh_token', 'client_credentials', 'password'], scope: 'user read' });
-      const narrow = await server.createClient({ grantTypes: ['authorization_code'] });
+      const grantTypes = ['authorization_code', 'refresh_token', 'client_credentials', 'password'];
+      const all = await server.createClient({ grantTypes, scope: 'user read', authMethod: 'client_secret_post' });
+      const viaHeader = await server.createClient({ grantTypes, scope: 'user read' });
+      const narrow = await server.createClient({ grantTypes: ['authorization_code'], authMethod: 'client_secret_post' });
       f = {
         id: all.id,
         creds: { client_id: all.id, client_secret: all.secret! },
-        basic: basic(all.id, all.secret!),
+        basic: basic(viaHeader.id, viaHeader.secret!),
+        basicId: viaHeader.id,
         narrow: { client_id: narrow.id, client_secret: narrow.secret! },
       };
     });

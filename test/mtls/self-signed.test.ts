@@ -83,6 +83,8 @@ for (const { kind, skip } of await databaseKinds()) {
         assert.equal(res.status, 401);
         assert.equal(res.body.error, 'invalid_client');
         assert.match(String(res.body.error_description), description);
+        // RFC 6749 §5.2: a challenge names the method the client used; Basic is not this client's.
+        assert.equal(res.headers['www-authenticate'], undefined);
       }
       const withSecret = await token({ grant_type: 'client_credentials', client_id: client.id, client_secret: 'guess' }, clientCert);
       assert.equal(withSecret.status, 401);
@@ -93,7 +95,7 @@ for (const { kind, skip } of await databaseKinds()) {
     });
 
     it('a secret client is unaffected by a certificate it happens to present', async () => {
-      const client = await server.createClient({ name: 'Plain', redirectUris: [], grantTypes: ['client_credentials'] });
+      const client = await server.createClient({ name: 'Plain', redirectUris: [], grantTypes: ['client_credentials'], authMethod: 'client_secret_post' });
       const res = await token({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret! }, otherCert);
       assert.equal(res.status, 200);
       assert.equal(jwtClaims(res.body.access_token as string).cnf, undefined);

@@ -2,7 +2,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBot } from '../../src/core/bot/manage.js';
 import { startNotifyWorker, type RunningNotifyWorker } from '../../src/infra/notify-worker.js';
-import { botStorage } from '../../src/store/bot/index.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ChatApi, signedInPerson } from '../bot/support.js';
@@ -23,9 +22,9 @@ describe('chat notifications through the Bot API', () => {
     receiver.secretFor('/all', all.json.secret as string);
     // The operators' notification bot, and the worker sending through Gatehouse's own Bot API with its token.
     const ops = await server.createUser('ops');
-    const { token } = await createBot(botStorage(server.gh.storage), server.gh.clock, { ownerUserId: ops.id, username: BOT, name: 'Gatehouse notifications' });
-    server.gh.config.notifyBotToken = token;
-    notify = startNotifyWorker(server.gh, server.logger);
+    const { token } = await createBot(server.gh.botStorage, server.gh.clock, { ownerUserId: ops.id, username: BOT, name: 'Gatehouse notifications' });
+    // Settings are fixed once built: the worker gets a Gatehouse whose config carries the token.
+    notify = startNotifyWorker({ ...server.gh, config: { ...server.gh.config, notifyBotToken: token } }, server.logger);
   });
   after(async () => {
     await notify.stop();

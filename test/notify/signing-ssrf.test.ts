@@ -2,9 +2,16 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { newWebhookSecret, signedHeaders, verifySignature } from '../../src/core/notify/signing.js';
-import { JITTER, nextAttemptAt, parseRetryAfter, RETRY_DELAYS_MS } from '../../src/core/notify/schedule.js';
-import { isPrivateAddress, webhookUrlProblem } from '../../src/core/notify/ssrf.js';
-import { httpTransport } from '../../src/infra/notify-http.js';
+import { JITTER, nextAttemptAt, RETRY_DELAYS_MS } from '../../src/core/notify/schedule.js';
+import { webhookUrlProblem as problemWith } from '../../src/core/notify/endpoints.js';
+import { notifyTransport } from '../../src/core/notify/transport.js';
+import { parseRetryAfter } from '../../src/core/outbound.js';
+import { reservedRange } from '../../src/infra/outbound/addresses.js';
+import { createOutbound } from '../../src/infra/outbound/client.js';
+
+// The one outbound module (src/infra/outbound/) behind what this file tested before it existed.
+const isPrivateAddress = (a: string) => reservedRange(a) !== undefined;
+const webhookUrlProblem = (url: string, allowPrivate: boolean) => problemWith(url, createOutbound({ allowPrivate }).check);
 
 describe('Standard Webhooks signing', () => {
   it('produces what the standardwebhooks library verifies, with both secrets during a rotation', () => {
@@ -52,19 +59,20 @@ describe('SSRF guard', () => {
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) assert.equal(isPrivateAddress(a), false, a);
   });
 
-  it('refuses private URLs unless allowed, and URLs with credentials always', () => {
-    assert.match(webhookUrlProblem('http://127.0.0.1:8080/hook', false)!, /private/);
-    assert.match(webhookUrlProblem('http://[::1]/hook', false)!, /private/);
-    assert.match(webhookUrlProblem('http://localhost/hook', false)!, /local/);
-    assert.match(webhookUrlProblem('http://metadata.internal/', false)!, /local/);
-    assert.equal(webhookUrlProblem('https://hooks.example.test/h', false), undefined);
-    assert.equal(webhookUrlProblem('http://127.0.0.1:8080/hook', true), undefined);
-    assert.match(webhookUrlProblem('https://u:p@hooks.example.test/h', true)!, /credentials/);
-    assert.match(webhookUrlProblem('ftp://hooks.example.test/h', true)!, /http/);
+  it('refuses private URLs unless allowed, and URLs with credentials always', async () => {
+    assert.match((await webhookUrlProblem('http://127.0.0.1:8080/hook', false))!, /private/);
+    assert.match((await webhookUrlProblem('http://[::1]/hook', false))!, /private/);
+    assert.match((await webhookUrlProblem('http://localhost/hook', false))!, /local/);
+    assert.match((await webhookUrlProblem('http://metadata.internal/', false))!, /local/);
+    assert.equal(await webhookUrlProblem('https://hooks.example.test/h', false), undefined);
+    assert.equal(await webhookUrlProblem('http://127.0.0.1:8080/hook', true), undefined);
+    assert.match((await webhookUrlProblem('https://u:p@hooks.example.test/h', true))!, /credentials/);
+    assert.match((await webhookUrlProblem('ftp://hooks.example.test/h', true))!, /http/);
   });
 
   it('checks the resolved address when it connects (a name that resolves to loopback is refused)', async () => {
-    const t = httpTransport({ allowPrivate: false });
+    const client = createOutbound({ allowPrivate: false });
+    const t = notifyTransport(client.request);
     try {
       const byName = await t.post({ url: 'http://localhost:9/hook', headers: {}, body: '{}', timeoutMs: 2000 });
       assert.equal(byName.status, null);
@@ -72,7 +80,7 @@ describe('SSRF guard', () => {
       const literal = await t.post({ url: 'http://127.0.0.1:9/hook', headers: {}, body: '{}', timeoutMs: 2000 });
       assert.match(literal.error!, /private|loopback/);
     } finally {
-      t.close();
+      client.close();
     }
   });
 });

@@ -3,12 +3,14 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { DeliveryWorker } from '../../src/core/notify/worker.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/core/notify/schedule.js';
-import { httpTransport } from '../../src/infra/notify-http.js';
+import { notifyTransport } from '../../src/core/notify/transport.js';
+import { createOutbound } from '../../src/infra/outbound/client.js';
 import { Agent } from '../helpers/agent.js';
 import { TestClock } from '../helpers/clock.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { authorize, REDIRECT } from '../e2e/support.js';
+import { authorize } from '../helpers/authorize.js';
+import { REDIRECT } from '../e2e/support.js';
 import { admin, ADMIN_TOKEN, Receiver } from './support.js';
 
 const form = (body: Record<string, string>, auth?: string) => ({
@@ -37,17 +39,19 @@ for (const { kind, skip } of await databaseKinds()) {
       return r.json as { id: string; url: string; events: string[]; secret: string };
     };
 
+    const outbound = createOutbound({ allowPrivate: true });
     before(async () => {
       receiver = await new Receiver().start();
       // No `worker` role: the test runs the worker itself, on the controlled clock.
       server = await startServer({ db: kind, clock, env: { GATEHOUSE_ROLES: 'auth', GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true', GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN } });
       worker = new DeliveryWorker({
-        events: server.gh.storage.events, clock, webhooks: httpTransport({ allowPrivate: true }), chats: httpTransport({ allowPrivate: true }),
+        events: server.gh.storage.events, clock, webhooks: notifyTransport(outbound.request), chats: notifyTransport(outbound.request),
         chat: undefined, random: () => 0.5,
       }, { timeoutMs: 5000 });
     });
     after(async () => {
       await worker.stop();
+      outbound.close();
       await server.close();
       await receiver.close();
     });
@@ -94,7 +98,7 @@ for (const { kind, skip } of await databaseKinds()) {
         response_type: 'code', client_id: client.id, redirect_uri: REDIRECT, scope: 'user', state: 's',
         code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
       });
-      const back = await authorize(agent, alice, new URL(`${server.url}/oauth2?${q}`));
+      const back = await authorize(agent, new URL(`${server.url}/oauth2?${q}`), { user: alice });
       const code = back.searchParams.get('code')!;
       const tokenRes = await fetch(`${server.url}/oauth/token`, form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, basic(client.id, client.secret)));
       assert.equal(tokenRes.status, 200);
@@ -109,7 +113,7 @@ for (const { kind, skip } of await databaseKinds()) {
 
       // consent.denied: a second application, refused.
       const other = await server.createClient({ name: 'Other app', redirectUris: [REDIRECT] });
-      const denied = await authorize(agent, alice, new URL(`${server.url}/oauth2?${new URLSearchParams({ response_type: 'code', client_id: other.id, redirect_uri: REDIRECT, state: 'd', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`), false);
+      const denied = await authorize(agent, new URL(`${server.url}/oauth2?${new URLSearchParams({ response_type: 'code', client_id: other.id, redirect_uri: REDIRECT, state: 'd', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`), { user: alice, approve: false });
       assert.equal(denied.searchParams.get('error'), 'access_denied');
 
       await drain();

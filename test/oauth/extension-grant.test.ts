@@ -14,11 +14,11 @@ const paired = new Map<string, string>();
 const pairingGrant: Grant = {
   grantType: PAIRING,
   parameters: new Set(['pairing_id', 'scope']),
-  async handle({ client, params }, { issuer, storage }) {
+  async handle({ client, params }, { tokenIssuer, storage }) {
     const userId = paired.get(required(params, 'pairing_id'));
     if (!userId) throw invalidGrant('unknown pairing');
     const scope = resolveScope(single(params, 'scope'), client.scope);
-    return issuer.respond(storage, { client, userId, scope, familyId: null }, false);
+    return tokenIssuer.respond(storage, { client, userId, scope, familyId: null }, false);
   },
 };
 

@@ -27,7 +27,8 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(meta.issuer, server.url);
       assert.equal(meta.userinfo_endpoint, `${server.url}/userinfo`);
       assert.equal(meta.end_session_endpoint, `${server.url}/session/end`);
-      assert.deepEqual(meta.id_token_signing_alg_values_supported, ['ES256']);
+      // OpenID Connect Discovery §3: RS256 MUST be listed (test/oauth/rs256-id-token.test.ts covers it).
+      assert.deepEqual(meta.id_token_signing_alg_values_supported, ['ES256', 'RS256']);
       assert.deepEqual(meta.subject_types_supported, ['public']);
       assert.equal(meta.backchannel_logout_supported, true);
       assert.equal(meta.backchannel_logout_session_supported, true);

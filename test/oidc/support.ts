@@ -3,10 +3,10 @@
  * openid-client v6 (OpenID Certified) from our discovery document, and a
  * person at the login and consent pages (test/helpers/agent.ts).
  */
-import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { createUser } from '../../src/core/admin.js';
-import { Agent, parseForm } from '../helpers/agent.js';
+import type { Agent } from '../helpers/agent.js';
+import { visit as visitAs, type Visited } from '../helpers/authorize.js';
 import type { TestServer } from '../helpers/server.js';
 
 export const REDIRECT = 'https://rp.example.test/callback';
@@ -31,33 +31,9 @@ export function relyingParty(server: TestServer, clientId: string, secret?: stri
   });
 }
 
-/**
- * The person's part of an authorization request: follow it, sign in when the
- * login page comes, approve when the consent page comes. Returns where the
- * browser ends up (the client's redirect URI with the response).
- */
-export async function visit(agent: Agent, user: { username: string; password: string }, url: URL | string): Promise<{ callback: URL; sawLogin: boolean; sawConsent: boolean }> {
-  const u = new URL(url);
-  let res = await agent.get(`${u.pathname}${u.search}`);
-  let sawLogin = false;
-  let sawConsent = false;
-  if (res.status === 302) {
-    const next = new URL(res.headers.get('location')!, agent.base);
-    if (next.pathname === '/login') {
-      sawLogin = true;
-      const signedIn = await agent.login(user.username, user.password, next.searchParams.get('return_to')!);
-      assert.equal(signedIn.status, 303);
-      res = await agent.get(signedIn.headers.get('location')!);
-    }
-  }
-  if (res.status === 200) {
-    sawConsent = true;
-    const form = parseForm(await res.text());
-    res = await agent.post(form.action, { ...form.fields, approve: 'true' });
-    assert.equal(res.status, 303);
-  }
-  assert.ok(res.status === 302 || res.status === 303, `expected a redirect, got ${res.status}`);
-  return { callback: new URL(res.headers.get('location')!), sawLogin, sawConsent };
+/** The person's part of an authorization request, signing in as `user` when asked (test/helpers/authorize.ts). */
+export function visit(agent: Agent, user: { username: string; password: string }, url: URL | string): Promise<Visited> {
+  return visitAs(agent, new URL(url), { user });
 }
 
 /** The code flow as an OpenID relying party: state, nonce, PKCE; the library validates the ID token. */

@@ -1,10 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Redis } from 'ioredis';
-import { RedisRateLimitStore } from '../../src/store/redis/rate-limits.js';
-import { RedisSessionStore } from '../../src/store/redis/sessions.js';
 import { Agent } from '../helpers/agent.js';
 import { postgresAvailable } from '../helpers/db.js';
+import { signedIn } from '../helpers/people.js';
 import { REDIS_URL, dropRedisPrefix, freshRedisPrefix, redisAvailable } from '../helpers/redis.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { loadConfig } from '../../src/config.js';
@@ -12,46 +10,8 @@ import { startGatehouse } from '../../src/server.js';
 
 const skip = (await redisAvailable()) ? false : 'Redis not reachable';
 
-describe('Redis session and rate-limit stores', { skip }, () => {
-  let redis: Redis;
-  const prefix = freshRedisPrefix();
-  before(() => {
-    redis = new Redis(REDIS_URL);
-  });
-  after(async () => {
-    redis.disconnect();
-    await dropRedisPrefix(prefix);
-  });
-
-  it('sessions: create, get, expire by time, delete, delete for a user', async () => {
-    const store = new RedisSessionStore(redis, prefix);
-    const now = Date.now();
-    const s = (idHash: string, userId: string, expiresAt = now + 60_000) => ({ idHash, userId, authTime: now, createdAt: now, expiresAt });
-    await store.create(s('a', 'u1'));
-    await store.create(s('b', 'u1'));
-    await store.create(s('c', 'u2'));
-    assert.equal((await store.get('a', now))?.userId, 'u1');
-    assert.equal(await store.get('a', now + 61_000), undefined, 'expired by the caller clock');
-    await store.delete('a');
-    assert.equal(await store.get('a', now), undefined);
-    assert.equal(await store.deleteForUser('u1'), 1);
-    assert.equal(await store.get('b', now), undefined);
-    assert.equal((await store.get('c', now))?.userId, 'u2');
-    assert.equal(await store.deleteForUser('nobody'), 0);
-  });
-
-  it('rate limits: concurrent hits count exactly, the window expires, reset clears', async () => {
-    const store = new RedisRateLimitStore(redis, prefix);
-    const counts = await Promise.all(Array.from({ length: 50 }, () => store.hit('k', 60_000, Date.now())));
-    assert.deepEqual([...counts].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
-    assert.equal(await store.peek('k', Date.now()), 50);
-    await store.reset('k');
-    assert.equal(await store.peek('k', Date.now()), 0);
-    await store.hit('short', 50, Date.now());
-    await new Promise((r) => setTimeout(r, 120));
-    assert.equal(await store.peek('short', Date.now()), 0);
-  });
-});
+// The Redis session and rate-limit stores run the store conformance suites
+// (test/store/consents-sessions.test.ts, test/store/keys-rate-limits.test.ts).
 
 describe('two Gatehouse processes on one PostgreSQL and one Redis', { skip: skip || ((await postgresAvailable()) ? false : 'PostgreSQL not reachable') }, () => {
   let a: TestServer;
@@ -72,9 +32,8 @@ describe('two Gatehouse processes on one PostgreSQL and one Redis', { skip: skip
   });
 
   it('a sign-in on one node is honoured by the other; lockouts are shared too', async () => {
-    const user = await a.createUser('heidi');
-    const onA = new Agent(a.url);
-    assert.equal((await onA.login(user.username, user.password)).status, 303);
+    const onA = await signedIn(a, 'heidi');
+    const { user } = onA;
     const onB = new Agent(addressOf(b));
     // Carry the session cookie over to the other node, as a load balancer would.
     const cookie = onA.cookie('gh_session')!;

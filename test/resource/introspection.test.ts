@@ -8,6 +8,7 @@ import { createClient } from '../../src/core/admin.js';
 import { startGatehouse, type RunningGatehouse } from '../../src/server.js';
 import { TestClock } from '../helpers/clock.js';
 import { assertBearerError, callUser, seed } from './support.js';
+import { freePort } from '../helpers/ports.js';
 
 /**
  * GATEHOUSE_TOKEN_VERIFICATION=introspection: the resource server runs as a
@@ -26,14 +27,14 @@ describe('resource server /user, introspection', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'gh-introspect-'));
-    auth = await startGatehouse(loadConfig({ ...base(dir), GATEHOUSE_ROLES: 'auth' }), { clock });
+    const apiPort = String(await freePort());
+    // Deployments name the API with GATEHOUSE_API_URL on both; settings are fixed at start, so its port is chosen first.
+    auth = await startGatehouse(loadConfig({ ...base(dir), GATEHOUSE_ROLES: 'auth', GATEHOUSE_API_URL: `http://127.0.0.1:${apiPort}` }), { clock });
     const { client, secret } = await createClient(auth.gh.storage, clock, { name: 'Resource server', redirectUris: [], grantTypes: ['client_credentials'], introspect: true });
     api = await startGatehouse(loadConfig({
-      ...base(dir), GATEHOUSE_ROLES: 'api', GATEHOUSE_AUTH_URL: auth.authUrl, GATEHOUSE_TOKEN_VERIFICATION: 'introspection',
+      ...base(dir), GATEHOUSE_ROLES: 'api', GATEHOUSE_API_PORT: apiPort, GATEHOUSE_AUTH_URL: auth.authUrl, GATEHOUSE_TOKEN_VERIFICATION: 'introspection',
       GATEHOUSE_INTROSPECTION_CLIENT_ID: client.id, GATEHOUSE_INTROSPECTION_CLIENT_SECRET: secret!, GATEHOUSE_INTROSPECTION_CACHE_TTL: '10',
     }), { clock });
-    // Deployments name the API with GATEHOUSE_API_URL on both; with port 0 it is known only now.
-    auth.gh.oauth.audience = api.apiUrl;
     s = await seed({ gh: auth.gh, url: auth.authUrl });
   });
   after(async () => {

@@ -51,7 +51,8 @@ for (const { kind, skip } of await databaseKinds()) {
     it('answers 401 without an error code when no token is sent (RFC 6750 §3.1)', async () => {
       for (const a of [await callUser(api), await callUser(api, { headers: { authorization: 'Basic YTpi' } })]) {
         assert.equal(a.status, 401);
-        assert.equal(a.challenge, 'Bearer realm="gatehouse"');
+        // No error code; RFC 9728 §5.1 adds where the resource's metadata is.
+        assert.equal(a.challenge, `Bearer realm="gatehouse", resource_metadata="${api}/.well-known/oauth-protected-resource"`);
         assert.equal(a.body.error, undefined);
       }
     });

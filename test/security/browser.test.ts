@@ -8,7 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { REDIRECT, expectErrorPage, expectErrorRedirect, formBody, get, pkce, signedIn } from './support.js';
+import { pkce } from '../helpers/authorize.js';
+import { signedIn } from '../helpers/people.js';
+import { REDIRECT, expectErrorPage, expectErrorRedirect, formBody, get } from './support.js';
 
 describe('browser-facing protections', () => {
   let server: TestServer;

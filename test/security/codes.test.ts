@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import type { Agent } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { REDIRECT, basic, expectOAuthError, introspect, issueCode, post, signedIn } from './support.js';
+import { issueCode } from '../helpers/authorize.js';
+import { signedIn } from '../helpers/people.js';
+import { REDIRECT, basic, expectOAuthError, introspect, post } from './support.js';
 
 type Client = { id: string; secret: string | undefined };
 
@@ -45,10 +47,28 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal((await introspect(server, tokens.refresh_token, rs)).active, false, 'refresh token revoked by the replay');
     });
 
-    // Guards `c.clientId !== client.id` in src/core/oauth/grants/authorization-code.ts.
+    // Guards the `client_id` condition of `consume` in src/store/codes.ts, called from
+    // src/core/oauth/grants/authorization-code.ts.
     it('is bound to the client it was issued to', async () => {
       const { code, verifier } = await issueCode(agent, app.id);
       await expectOAuthError(await redeem(other, { code, code_verifier: verifier }), 400, 'invalid_grant');
+    });
+
+    // RFC 6749 §4.1.3: another client presenting the code burnt it, so anyone who saw a
+    // public client's code (no secret needed) could deny it, or poison it as a "replay".
+    it("another client's attempt neither burns the code nor revokes what it issued", async () => {
+      const native = await server.createClient({ trusted: true, public: true, scope: 'user read', tokenFormat: 'opaque' });
+      const { code, verifier } = await issueCode(agent, native.id);
+      const redeemNative = () => post(server.url, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, client_id: native.id, code, code_verifier: verifier });
+      await expectOAuthError(await redeem(other, { code, code_verifier: verifier }), 400, 'invalid_grant');
+      const first = await redeemNative();
+      assert.equal(first.status, 200, await first.clone().text());
+      const { access_token } = (await first.json()) as { access_token: string };
+      await expectOAuthError(await redeem(other, { code, code_verifier: verifier }), 400, 'invalid_grant');
+      assert.equal((await introspect(server, access_token, rs)).active, true, 'a foreign client is no replay');
+      // The owner's own second use still is one (the control).
+      await expectOAuthError(await redeemNative(), 400, 'invalid_grant');
+      assert.equal((await introspect(server, access_token, rs)).active, false);
     });
 
     // Guards `redirectUri !== c.redirectUri` in src/core/oauth/grants/authorization-code.ts (§4.1.3).

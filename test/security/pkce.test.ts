@@ -7,7 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Agent } from '../helpers/agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { REDIRECT, authorize, basic, expectErrorRedirect, expectOAuthError, get, pkce, post, signedIn } from './support.js';
+import { authorize, pkce } from '../helpers/authorize.js';
+import { signedIn } from '../helpers/people.js';
+import { REDIRECT, basic, expectErrorRedirect, expectOAuthError, get, post } from './support.js';
 
 describe('PKCE', () => {
   let server: TestServer;

@@ -8,7 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { REDIRECT, expectErrorPage, formBody, pkce, post, signedIn } from './support.js';
+import { pkce } from '../helpers/authorize.js';
+import { signedIn } from '../helpers/people.js';
+import { REDIRECT, expectErrorPage, formBody, post } from './support.js';
 
 const LOOPBACK = 'http://127.0.0.1/cb';
 
@@ -95,6 +97,12 @@ describe('redirect URIs', () => {
     ['another loopback name', 'http://localhost:51234/cb'],
     ['https', 'https://127.0.0.1:51234/cb'],
     ['a non-loopback host', 'http://127.0.0.2:51234/cb'],
+    // Guards the userinfo refusal in `redirectUriMatches`: the parser kept it out of the
+    // comparison, so the browser went to evil@127.0.0.1 with the code.
+    ['userinfo and another port', 'http://evil@127.0.0.1:4444/cb'],
+    ['userinfo and the same port', 'http://evil@127.0.0.1/cb'],
+    ['user and password', 'http://evil:pw@127.0.0.1:4444/cb'],
+    ['an empty password', 'http://evil:@127.0.0.1:4444/cb'],
   ];
   for (const [name, uri] of loopbackVariants) {
     it(`rejects a loopback URI with ${name}`, async () => {
@@ -104,6 +112,23 @@ describe('redirect URIs', () => {
       }
     });
   }
+
+  // Guards `portMayVary` and the IP-literal rule in `redirectUriMatches` (RFC 8252 §7.3, §8.3):
+  // only a native (public) client's loopback IP literal may change its port.
+  it('the port varies only for a native client, and only on an IP literal, not localhost', async () => {
+    const confidential = await server.createClient({ redirectUris: [LOOPBACK], trusted: true });
+    const nativeV6 = await server.createClient({ redirectUris: ['http://[::1]/cb'], public: true, trusted: true });
+    const nativeName = await server.createClient({ redirectUris: ['http://localhost/cb'], public: true, trusted: true });
+    const code = (res: Response) => {
+      assert.equal(res.status, 302);
+      return new URL(res.headers.get('location')!);
+    };
+    assert.equal(code(await agent.get(`/oauth2?${request(confidential.id, LOOPBACK)}`)).host, '127.0.0.1');
+    await expectErrorPage(await agent.get(`/oauth2?${request(confidential.id, 'http://127.0.0.1:4444/cb')}`), 400);
+    assert.equal(code(await agent.get(`/oauth2?${request(nativeV6.id, 'http://[::1]:4444/cb')}`)).host, '[::1]:4444');
+    assert.equal(code(await agent.get(`/oauth2?${request(nativeName.id, 'http://localhost/cb')}`)).host, 'localhost');
+    await expectErrorPage(await agent.get(`/oauth2?${request(nativeName.id, 'http://localhost:4444/cb')}`), 400);
+  });
 
   // Guards the bound-domain check in src/core/oauth/redirect-uri.ts `redirectUriProblem`.
   it('a client bound to a domain cannot register a redirect URI outside it', async () => {

@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import type { Agent } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { basic, expectOAuthError, introspect, issueCode, post, REDIRECT, signedIn } from './support.js';
+import { issueCode } from '../helpers/authorize.js';
+import { signedIn } from '../helpers/people.js';
+import { basic, expectOAuthError, introspect, post, REDIRECT } from './support.js';
 
 type Client = { id: string; secret: string | undefined };
 type Tokens = { access_token: string; refresh_token: string };

@@ -1,10 +1,9 @@
 /**
  * Shared pieces of the hostile-input and security suites: request builders,
- * RFC-shape assertions, and a short path through login and consent to a code.
+ * RFC-shape assertions. Signing in and authorizing: test/helpers/people.ts and
+ * test/helpers/authorize.ts.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
-import { Agent, parseForm } from '../helpers/agent.js';
 import type { TestServer } from '../helpers/server.js';
 
 export const REDIRECT = 'https://app.example.test/callback';
@@ -74,47 +73,6 @@ export function expectErrorRedirect(
   assert.equal(params.get('iss'), opts.issuer);
   if (opts.state !== undefined) assert.equal(params.get('state'), opts.state);
   return loc;
-}
-
-export function pkce(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
-
-/** Creates a user and returns an agent signed in as them. */
-export async function signedIn(server: TestServer, username: string): Promise<Agent> {
-  const user = await server.createUser(username);
-  const agent = new Agent(server.url);
-  const res = await agent.login(user.username, user.password);
-  assert.equal(res.status, 303, 'sign-in succeeded');
-  return agent;
-}
-
-/**
- * Runs an authorization request as a signed-in agent, approving consent if
- * asked, and returns where the server sent the browser.
- */
-export async function authorize(agent: Agent, params: Record<string, string>, path = '/oauth2'): Promise<URL> {
-  const res = await agent.get(`${path}?${new URLSearchParams(params)}`);
-  if (res.status === 200) {
-    const form = parseForm(await res.text());
-    const decision = await agent.post(form.action, { ...form.fields, approve: 'true' });
-    assert.equal(decision.status, 303);
-    return new URL(decision.headers.get('location')!);
-  }
-  assert.equal(res.status, 302, `authorization answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-  return new URL(res.headers.get('location')!, agent.base);
-}
-
-/** A fresh code for `clientId` with PKCE; returns it with its verifier. */
-export async function issueCode(agent: Agent, clientId: string, extra: Record<string, string> = {}): Promise<{ code: string; verifier: string }> {
-  const { verifier, challenge } = pkce();
-  const back = await authorize(agent, {
-    response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, state: 's', code_challenge: challenge, code_challenge_method: 'S256', ...extra,
-  });
-  const code = back.searchParams.get('code');
-  assert.ok(code, `no code in ${back}`);
-  return { code, verifier };
 }
 
 /** Introspects `token` as a client allowed to (RFC 7662). */

@@ -10,7 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Agent } from '../helpers/agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { REDIRECT, authorize, basic, expectErrorRedirect, expectOAuthError, get, issueCode, post, signedIn } from './support.js';
+import { authorize, issueCode } from '../helpers/authorize.js';
+import { signedIn } from '../helpers/people.js';
+import { REDIRECT, basic, expectErrorRedirect, expectOAuthError, get, post } from './support.js';
 
 type Client = { id: string; secret: string | undefined };
 
@@ -58,6 +60,32 @@ describe('token endpoint and client mitigations', () => {
     }
   });
 
+  // Guards `requireMethod` in src/core/oauth/client-auth.ts (RFC 6749 §2.3): a
+  // client_secret_basic client got tokens with its secret in the body.
+  it('a client authenticates only by the method it registered', async () => {
+    const poster = await server.createClient({ grantTypes: ['client_credentials'], redirectUris: [], authMethod: 'client_secret_post' });
+    const publicApp = await server.createClient({ public: true });
+    const cases: [name: string, fields: Record<string, string>, headers: Record<string, string>, challenge: boolean][] = [
+      ['client_secret_basic, secret in the body', { client_id: cc.id, client_secret: cc.secret! }, {}, true],
+      ['client_secret_basic, no secret', { client_id: cc.id }, {}, true],
+      ['client_secret_post, secret in the header', {}, { authorization: basic(poster.id, poster.secret!) }, true],
+      ['client_secret_post, no secret', { client_id: poster.id }, {}, false],
+      ['none, an empty secret in the header', {}, { authorization: basic(publicApp.id, '') }, true],
+      ['none, a secret in the body', { client_id: publicApp.id, client_secret: 'x' }, {}, false],
+    ];
+    for (const [name, fields, headers, challenge] of cases) {
+      for (const path of ['/oauth/token', '/oauth/check_token', '/oauth/revoke']) {
+        const res = await post(server.url, path, { grant_type: 'client_credentials', token: 'x', ...fields }, headers);
+        await expectOAuthError(res, 401, 'invalid_client');
+        // RFC 6749 §5.2: a challenge for the header, never one naming a method the client cannot use.
+        assert.equal(/^Basic realm=/.test(res.headers.get('www-authenticate') ?? ''), challenge, `${name} ${path}`);
+      }
+    }
+    // The registered methods themselves work (the control).
+    assert.equal((await ccToken()).status, 200);
+    assert.equal((await post(server.url, '/oauth/token', { grant_type: 'client_credentials', client_id: poster.id, client_secret: poster.secret! })).status, 200);
+  });
+
   // Guards `if (gh.config.tokenEndpointGet)` in src/http/auth/oauth-routes.ts.
   it('GET on the token endpoint is refused with 405 unless the deployment opts in', async () => {
     const q = new URLSearchParams({ grant_type: 'client_credentials', client_id: cc.id, client_secret: cc.secret! });
@@ -68,7 +96,7 @@ describe('token endpoint and client mitigations', () => {
     }
     const open = await startServer({ env: { GATEHOUSE_TOKEN_ENDPOINT_GET: 'true' } });
     try {
-      const c = await open.createClient({ grantTypes: ['client_credentials'], redirectUris: [] });
+      const c = await open.createClient({ grantTypes: ['client_credentials'], redirectUris: [], authMethod: 'client_secret_post' });
       const res = await get(open.url, `/login/oauth/access_token?${new URLSearchParams({ grant_type: 'client_credentials', client_id: c.id, client_secret: c.secret! })}`);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('cache-control'), 'no-store');

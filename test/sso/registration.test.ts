@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { track } from '../helpers/children.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const ADMIN = 'admin-test-credential-sso-0123456789';
@@ -64,7 +65,7 @@ describe('client registration: post_logout_redirect_uris and backchannel_logout_
         '--post-logout-redirect-uri', 'http://127.0.0.1:3001/', '--post-logout-redirect-uri', 'http://127.0.0.1:3001/bye',
         '--backchannel-logout-uri', 'http://127.0.0.1:3001/backchannel-logout', '--scope', 'openid profile', '--json'];
       const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, GATEHOUSE_DATABASE_URL: `sqlite:${join(dir, 'gh.db')}` } });
+        const child = track(spawn(process.execPath, [BIN, ...args], { env: { ...process.env, GATEHOUSE_DATABASE_URL: `sqlite:${join(dir, 'gh.db')}` } }));
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (d) => (stdout += d));

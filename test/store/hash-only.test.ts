@@ -1,15 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { rotateClientSecret } from '../../src/core/admin.js';
 import { sha256 } from '../../src/core/crypto.js';
 import type { SqlStorage } from '../../src/store/index.js';
-import { Agent, parseForm } from '../helpers/agent.js';
+import { Agent } from '../helpers/agent.js';
+import { issueCode, REDIRECT } from '../helpers/authorize.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-
-const REDIRECT = 'https://app.example.test/callback';
 
 /** Every value of every row of every table, tables found from the catalog so new ones are covered too. */
 async function dumpDatabase(storage: SqlStorage): Promise<{ tables: string[]; text: string }> {
@@ -52,16 +50,8 @@ for (const { kind, skip } of await databaseKinds()) {
 
       const machine = await token(client.secret!, { grant_type: 'client_credentials', scope: 'read' });
 
-      const verifier = randomBytes(32).toString('base64url');
-      const challenge = createHash('sha256').update(verifier).digest('base64url');
       const agent = new Agent(server.url);
-      const q = new URLSearchParams({ response_type: 'code', client_id: client.id, redirect_uri: REDIRECT, scope: 'user', state: 's', code_challenge: challenge, code_challenge_method: 'S256' });
-      const loginAt = new URL((await agent.get(`/oauth2?${q}`)).headers.get('location')!, server.url);
-      const afterLogin = await agent.login(user.username, user.password, loginAt.searchParams.get('return_to')!);
-      const form = parseForm(await (await agent.get(afterLogin.headers.get('location')!)).text());
-      const decision = await agent.post(form.action, { ...form.fields, approve: 'true' });
-      const code = new URL(decision.headers.get('location')!).searchParams.get('code')!;
-      assert.ok(code);
+      const { code, verifier } = await issueCode(agent, client.id, { scope: 'user' }, { user });
       const issued = await token(client.secret!, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier });
       const rotated = await token(client.secret!, { grant_type: 'refresh_token', refresh_token: issued.refresh_token! });
       const newSecret = await rotateClientSecret(server.gh.storage, server.gh.clock, client.id, 60);

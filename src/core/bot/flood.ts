@@ -35,12 +35,18 @@ export class FloodControl {
     return b;
   }
 
-  /** Takes one message from both buckets; returns 0 when allowed, else seconds to wait. */
-  take(botId: number, chatId: number): number {
-    const t = this.now();
+  private limits(botId: number, chat: number | string): [string, FloodLimit][] {
     const checks: [string, FloodLimit][] = [];
-    if (this.policy.perChat.rate > 0) checks.push([`${botId}:${chatId}`, this.policy.perChat]);
+    // A chat named by `@username` has its own bucket: resolving it would cost a read on every message.
+    if (this.policy.perChat.rate > 0) checks.push([`${botId}:${String(chat).toLowerCase()}`, this.policy.perChat]);
     if (this.policy.global.rate > 0) checks.push([`${botId}`, this.policy.global]);
+    return checks;
+  }
+
+  /** Takes one message from both buckets; returns 0 when allowed, else seconds to wait. */
+  take(botId: number, chat: number | string): number {
+    const t = this.now();
+    const checks = this.limits(botId, chat);
     const buckets = checks.map(([key, limit]) => [key, this.level(key, limit, t), limit] as const);
     let wait = 0;
     for (const [, b, limit] of buckets) if (b.tokens < 1) wait = Math.max(wait, (1 - b.tokens) / limit.rate);
@@ -50,6 +56,14 @@ export class FloodControl {
     }
     if (this.buckets.size > 100_000) this.sweep(t);
     return wait ? Math.max(1, Math.ceil(wait)) : 0;
+  }
+
+  /** Returns a message taken for a call that then failed (nothing was sent). */
+  giveBack(botId: number, chat: number | string): void {
+    for (const [key, limit] of this.limits(botId, chat)) {
+      const b = this.buckets.get(key);
+      if (b) b.tokens = Math.min(limit.burst, b.tokens + 1);
+    }
   }
 
   /** Forgets full buckets so memory stays bounded. */

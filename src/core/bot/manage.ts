@@ -23,6 +23,7 @@ export function nameProblem(name: string): string | undefined {
   return undefined;
 }
 
+/** A bot name or username BotFather or the CLI refuses: a chat reply or a CLI message, never an HTTP answer. */
 export class BotInputError extends Error {
   override name = 'BotInputError';
 }

@@ -1,37 +1,60 @@
+import { z } from 'zod';
+import type { Clock } from '../ports.js';
+import type { CallbackQueries } from './callbacks.js';
+import type { Conversations } from './conversations.js';
+import { MethodTable, method } from './method.js';
+import { answerCallbackQuery } from './methods/callbacks.js';
+import { chatMethods } from './methods/chat.js';
 import { getUpdates } from './methods/get-updates.js';
-import { deleteMessage, editMessageText, sendMessage } from './methods/messages.js';
+import { deleteMessage, editMessageCaption, editMessageReplyMarkup, editMessageText } from './methods/edits.js';
+import { sendMessage } from './methods/messages.js';
+import { profileMethods } from './methods/profile.js';
 import { deleteWebhook, getWebhookInfo, setWebhook } from './methods/webhook.js';
 import { chatFullInfo, getMeUser } from './objects.js';
-import { chatRef, type BotParams } from './params.js';
-import type { BotRecord } from './ports.js';
-import type { BotService } from './service.js';
+import { chatId } from './params.js';
+import type { BotStores } from './ports.js';
+import type { Wakeups } from './wakeups.js';
 
-export interface MethodContext {
-  service: BotService;
-  bot: BotRecord;
-  /** Aborted when the caller goes away or the server stops. */
-  signal: AbortSignal;
+export interface MethodDeps {
+  stores: Pick<BotStores, 'bots' | 'chats' | 'updates' | 'profiles'>;
+  conversations: Conversations;
+  callbacks: CallbackQueries;
+  wakeups: Wakeups;
+  clock: Clock;
+  allowPrivateWebhooks: boolean;
+  checkWebhookUrl: (url: URL) => Promise<string | undefined>;
 }
 
-export type Method = (ctx: MethodContext, p: BotParams) => Promise<unknown>;
+const none = z.object({});
 
-/** The Bot API methods we serve, by lower-case name (method names are case-insensitive). */
-const table: Record<string, Method> = {
-  getMe: async ({ bot }) => getMeUser(bot),
-  getUpdates,
-  sendMessage,
-  editMessageText,
-  deleteMessage,
-  setWebhook,
-  deleteWebhook,
-  getWebhookInfo,
-  getChat: async ({ service, bot }, p) => chatFullInfo((await service.privateChat(bot, chatRef(p))).person),
-  // Leaving the cloud server: nothing is held per bot that would need moving, so both just succeed.
-  logOut: async () => true,
-  close: async () => true,
-};
-
-export const methods: Record<string, Method> = Object.fromEntries(Object.entries(table).map(([k, v]) => [k.toLowerCase(), v]));
-
-/** Methods a webhook reply may not call (Bot API: "Making requests when getting updates"). */
-export const notFromWebhookReply = (method: string) => /^get/i.test(method) || ['setwebhook', 'deletewebhook', 'logout', 'close'].includes(method.toLowerCase());
+/**
+ * The Bot API methods we serve: one entry each, given the dependencies it
+ * uses. A new method is a new entry (its file under methods/ when it is
+ * more than a line).
+ */
+export function botMethods(d: MethodDeps): MethodTable {
+  const { bots, chats, updates, profiles } = d.stores;
+  const { conversations, wakeups, clock } = d;
+  return new MethodTable([
+    method('getMe', { params: none, run: async ({ bot }) => getMeUser(bot) }),
+    getUpdates({ bots, updates, wakeups }),
+    sendMessage({ conversations, chats }),
+    editMessageText({ conversations, chats, wakeups, clock }),
+    editMessageReplyMarkup({ conversations, chats, wakeups, clock }),
+    editMessageCaption({ conversations, chats, wakeups, clock }),
+    deleteMessage({ conversations, chats, wakeups, clock }),
+    setWebhook({ bots, updates, wakeups, clock, allowPrivateWebhooks: d.allowPrivateWebhooks, checkWebhookUrl: d.checkWebhookUrl }),
+    deleteWebhook({ bots, updates, wakeups }),
+    getWebhookInfo({ updates }),
+    answerCallbackQuery({ callbacks: d.callbacks }),
+    ...profileMethods({ profiles, conversations }),
+    ...chatMethods({ conversations, chats }),
+    method('getChat', {
+      params: z.object({ chat_id: chatId('chat_id', true) }),
+      run: async ({ bot }, p) => chatFullInfo((await conversations.privateChat(bot, p.chat_id!)).person),
+    }),
+    // Leaving the cloud server: nothing is held per bot that would need moving, so both just succeed.
+    method('logOut', { params: none, run: async () => true as const }),
+    method('close', { params: none, run: async () => true as const }),
+  ]);
+}

@@ -1,8 +1,16 @@
 import type { Chat, ChatFullInfo, Message, User, UserFromGetMe } from '@grammyjs/types';
+import { isInline } from './keyboards.js';
 import type { BotRecord, Person, StoredMessage } from './ports.js';
 
 /**
- * Bot API objects exactly as the API defines them (spec §2: Message has
+ * Who a Message is shown to: the bot sees only inline keyboards in
+ * reply_markup (Bot API Message), the person every keyboard the bot sent,
+ * so the chat client can show reply keyboards too.
+ */
+export type Viewer = 'bot' | 'person';
+
+/**
+ * Bot API objects exactly as the Telegram Bot API defines them (Message has
  * message_id, from, chat, date, text; User and private Chat their names).
  */
 
@@ -50,7 +58,7 @@ export function chatFullInfo(p: Person): ChatFullInfo.PrivateChat {
   } as ChatFullInfo.PrivateChat;
 }
 
-export function messageObject(m: StoredMessage, bot: BotRecord, person: Person, replyTo?: StoredMessage): Message.TextMessage {
+export function messageObject(m: StoredMessage, bot: BotRecord, person: Person, replyTo?: StoredMessage, viewer: Viewer = 'bot'): Message.TextMessage {
   const msg: Message.TextMessage = {
     message_id: m.messageId,
     from: m.fromBot ? botUser(bot) : personUser(person),
@@ -60,6 +68,8 @@ export function messageObject(m: StoredMessage, bot: BotRecord, person: Person, 
   } as Message.TextMessage;
   if (m.entities?.length) msg.entities = m.entities;
   if (m.editDate !== null) msg.edit_date = m.editDate;
-  if (replyTo) Object.assign(msg, { reply_to_message: messageObject(replyTo, bot, person) });
+  if (replyTo) Object.assign(msg, { reply_to_message: messageObject(replyTo, bot, person, undefined, viewer) });
+  if (m.content) Object.assign(msg, m.content);
+  if (m.replyMarkup && (viewer === 'person' || isInline(m.replyMarkup))) Object.assign(msg, { reply_markup: m.replyMarkup });
   return msg;
 }

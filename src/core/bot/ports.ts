@@ -1,10 +1,13 @@
-import type { MessageEntity, Update } from '@grammyjs/types';
+import type { BotCommand, LinkPreviewOptions, MessageEntity, MessageOrigin, Update } from '@grammyjs/types';
+import type { ReplyMarkup } from './keyboards.js';
 import type { Recorder } from '../notify/record.js';
+import type { Transactional } from '../ports.js';
 
 /**
  * Storage ports of the chat-bot interface. Each SQL adapter (SQLite,
  * PostgreSQL) implements them; every method is one atomic statement unless
- * it says otherwise, multi-step writes go through `BotStorage.transaction`.
+ * it says otherwise, multi-step writes go through `BotStorage.transaction`
+ * (`Transactional`, src/core/ports.ts).
  * Times are Unix milliseconds; `date` fields of messages are Unix seconds as
  * the Bot API shows them.
  */
@@ -65,9 +68,48 @@ export interface StoredMessage {
   entities: MessageEntity[] | null;
   replyToMessageId: number | null;
   editDate: number | null;
+  /** As the bot sent it: the bot sees inline keyboards, the person every kind (objects.ts). */
+  replyMarkup: ReplyMarkup | null;
+  /** Message fields beyond the text, as the Bot API names them. */
+  content: MessageContent | null;
 }
 
-export type NewMessage = Omit<StoredMessage, 'messageId' | 'editDate'>;
+/** Fields of a Message beyond its text, stored as they are shown. */
+export interface MessageContent {
+  forward_origin?: MessageOrigin;
+  has_protected_content?: true;
+  link_preview_options?: LinkPreviewOptions;
+}
+
+export type NewMessage = Omit<StoredMessage, 'messageId' | 'editDate' | 'replyMarkup' | 'content'> & { replyMarkup?: ReplyMarkup | null; content?: MessageContent | null };
+
+/** What a message's edit changes; `replyMarkup` undefined keeps the markup. */
+export interface MessagePatch {
+  text: string;
+  entities: MessageEntity[] | null;
+  editDate: number | null;
+  replyMarkup?: ReplyMarkup | null;
+}
+
+/** answerCallbackQuery's answer, as the person's press request receives it. */
+export interface CallbackAnswer {
+  text?: string;
+  show_alert?: boolean;
+  url?: string;
+  cache_time?: number;
+}
+
+/** A press of an inline button (Bot API CallbackQuery), answered at most once. */
+export interface StoredCallbackQuery {
+  id: string;
+  botId: number;
+  chatId: number;
+  messageId: number;
+  data: string;
+  createdAt: number;
+  answeredAt: number | null;
+  answer: CallbackAnswer | null;
+}
 
 export interface StoredUpdate {
   botId: number;
@@ -80,6 +122,10 @@ export interface StoredUpdate {
   nextAttemptAt: number;
 }
 
+/**
+ * A store's answer, not an HTTP one: BotFather turns it into a chat reply and
+ * the CLI into `invalidRequest`, so it stays outside GatehouseError.
+ */
 export class BotUsernameTakenError extends Error {
   constructor(username: string) {
     super(`bot username already taken: ${username}`);
@@ -123,7 +169,8 @@ export interface ChatStore {
   /** Allocates the next message_id of the chat atomically and stores the message. */
   addMessage(m: NewMessage, now: number): Promise<StoredMessage>;
   getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined>;
-  editMessage(botId: number, chatId: number, messageId: number, patch: { text: string; entities: MessageEntity[] | null; editDate: number | null }): Promise<boolean>;
+  /** `erase`: the old text must not stay recoverable from the database files (a token shown once). */
+  editMessage(botId: number, chatId: number, messageId: number, patch: MessagePatch, opts?: { erase?: boolean }): Promise<boolean>;
   deleteMessage(botId: number, chatId: number, messageId: number): Promise<boolean>;
   /** Messages with message_id > after, oldest first. */
   messagesAfter(botId: number, chatId: number, after: number, limit: number): Promise<StoredMessage[]>;
@@ -152,15 +199,38 @@ export interface UpdateStore {
   purgeOlderThan(time: number): Promise<number>;
 }
 
+export interface CallbackQueryStore {
+  add(q: Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>): Promise<void>;
+  get(botId: number, id: string): Promise<StoredCallbackQuery | undefined>;
+  /**
+   * Records the bot's answer in one statement, unless the query is answered
+   * already or was made before `notBefore`; false when nothing was recorded.
+   */
+  answer(botId: number, id: string, answer: CallbackAnswer, now: number, notBefore: number): Promise<boolean>;
+  purgeOlderThan(time: number): Promise<number>;
+}
+
+export type ProfileField = 'name' | 'description' | 'short_description';
+
+/** A bot's command lists (by scope key and language) and its name and descriptions per language ('' = every other language). */
+export interface BotProfileStore {
+  getCommands(botId: number, scope: string, languageCode: string): Promise<BotCommand[] | undefined>;
+  /** null deletes the list. */
+  setCommands(botId: number, scope: string, languageCode: string, commands: BotCommand[] | null): Promise<void>;
+  getProfile(botId: number, languageCode: string): Promise<Partial<Record<ProfileField, string>>>;
+  /** null removes the language's own value. */
+  setProfile(botId: number, languageCode: string, field: ProfileField, value: string | null): Promise<void>;
+}
+
 export interface BotStores {
   bots: BotStore;
   people: PersonStore;
   chats: ChatStore;
   updates: UpdateStore;
+  callbacks: CallbackQueryStore;
+  profiles: BotProfileStore;
   /** The outbox (bot.created commits with the bot). */
   events: Recorder;
 }
 
-export interface BotStorage extends BotStores {
-  transaction<T>(fn: (tx: BotStores) => Promise<T>): Promise<T>;
-}
+export type BotStorage = BotStores & Transactional<BotStores>;

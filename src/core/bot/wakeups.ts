@@ -11,6 +11,8 @@ export interface Wakeups {
   subscribe(topic: string, listener: (message: string) => void): () => void;
   /** Resolves once every subscription made so far receives messages (Redis confirms them asynchronously). */
   ready(): Promise<void>;
+  /** True while wake-ups from other processes may be lost (Redis away): waiters then also re-read storage. */
+  degraded?(): boolean;
   close(): Promise<void>;
 }
 
@@ -19,10 +21,24 @@ export const topics = {
   updates: (botId: number) => `bot:${botId}:updates`,
   /** A getUpdates started; the message is its id, so older polls end with 409. */
   poll: (botId: number) => `bot:${botId}:poll`,
-  /** New or changed messages in a private chat (the person's client polls it). */
+  /** New or changed messages in a private chat (the person's client polls it); the message is `chatChange`'s. */
   chat: (botId: number, chatId: number) => `chat:${botId}:${chatId}`,
+  /** A callback query was answered (the person's press request waits on it). */
+  callback: (queryId: string) => `callback:${queryId}`,
   /** A bot's webhook was set or deleted; the message is the bot id. */
   webhooks: 'bots:webhooks',
+};
+
+/** What changed in a chat: a new message's id, or `edit:<id>` / `delete:<id>` (a poll that started before shows them). */
+export const chatChange = {
+  added: (messageId: number) => String(messageId),
+  edited: (messageId: number) => `edit:${messageId}`,
+  deleted: (messageId: number) => `delete:${messageId}`,
+  parse(message: string): { kind: 'added' | 'edited' | 'deleted'; messageId: number } | undefined {
+    const m = /^(?:(edit|delete):)?(\d{1,15})$/.exec(message);
+    if (!m) return undefined;
+    return { kind: m[1] === 'edit' ? 'edited' : m[1] === 'delete' ? 'deleted' : 'added', messageId: Number(m[2]) };
+  },
 };
 
 export class LocalWakeups implements Wakeups {
@@ -51,6 +67,9 @@ export class LocalWakeups implements Wakeups {
   }
 }
 
+/** While wake-ups are degraded, a waiter returns this often so its caller reads storage again. */
+const DEGRADED_POLL_MS = 500;
+
 /**
  * Waits until a message arrives on one of `topicList`, `ms` passes or
  * `signal` aborts, whichever is first. Subscribe *before* checking storage
@@ -74,7 +93,11 @@ export class Waiter {
     return this.wakeups.ready();
   }
 
-  /** Resolves true when woken by a message, false on timeout or abort. */
+  /**
+   * Resolves true when woken by a message, false on timeout or abort. While
+   * the wake-ups are degraded it also resolves true every half second, so
+   * the caller falls back to short polling of storage until they recover.
+   */
   wait(ms: number, signal?: AbortSignal): Promise<boolean> {
     if (this.fired) {
       this.fired = false;
@@ -90,7 +113,8 @@ export class Waiter {
         resolve(woken);
       };
       const onAbort = () => done(false);
-      const timer = setTimeout(() => done(false), ms);
+      const poll = ms > DEGRADED_POLL_MS && this.wakeups.degraded?.() === true;
+      const timer = poll ? setTimeout(() => done(true), DEGRADED_POLL_MS) : setTimeout(() => done(false), ms);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.wake = () => done(true);
     });

@@ -4,6 +4,7 @@ import type { LoginGuard } from '../login.js';
 import type { Clock } from '../ports.js';
 import { USERNAME, usernameBase, type ExternalProfile } from './claims.js';
 import { badSignIn } from './errors.js';
+import { GatehouseError } from '../errors.js';
 import type { FederationStorage } from './ports.js';
 import { FLOW_TTL_MS } from './sign-in.js';
 
@@ -20,7 +21,12 @@ interface PendingFlow {
   returnTo: string;
 }
 
-/** A choice the person can correct (a taken username, a wrong password): the page is shown again with it. */
+/**
+ * A choice the person can correct (a taken username, a wrong password): the
+ * form is shown again with the message beside the field. Not a
+ * `GatehouseError`: it never becomes an error answer, only the same form's
+ * next rendering (src/http/auth/federation-routes.ts).
+ */
 export class ChoiceError extends Error {
   constructor(message: string, readonly status: number) {
     super(message);
@@ -85,7 +91,7 @@ export class FederatedAccounts {
       });
     } catch (e) {
       // Taken between the check and the insert (a concurrent sign-up): same answer as above.
-      if (!(e instanceof Error && e.name === 'FederationError') && (await storage.users.findByUsername(username))) {
+      if (!(e instanceof GatehouseError && e.code !== 'conflict') && (await storage.users.findByUsername(username))) {
         throw new ChoiceError(`The username ${username} is taken. Choose another.`, 409);
       }
       throw e;

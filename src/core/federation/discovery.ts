@@ -1,3 +1,4 @@
+import type { OutboundHttp } from '../outbound.js';
 import type { Clock } from '../ports.js';
 import { providerFailed } from './errors.js';
 import { callProvider } from './fetch.js';
@@ -38,7 +39,7 @@ const url = (v: unknown): string | undefined => {
 export class EndpointResolver {
   private readonly cache = new Map<string, { endpoints?: Endpoints; until: number }>();
 
-  constructor(private readonly deps: { fetch: typeof fetch; clock: Clock }) {}
+  constructor(private readonly deps: { http: OutboundHttp; clock: Clock }) {}
 
   async resolve(p: Provider): Promise<Endpoints> {
     if (p.type !== 'oidc') {
@@ -65,7 +66,7 @@ export class EndpointResolver {
 
   private async discover(p: Provider): Promise<Endpoints> {
     const issuer = p.issuer!;
-    const { status, body } = await callProvider(this.deps.fetch, `${issuer}/.well-known/openid-configuration`, { headers: { accept: 'application/json' } }, 'discovery');
+    const { status, body } = await callProvider(this.deps.http, `${issuer}/.well-known/openid-configuration`, { headers: { accept: 'application/json' } }, 'discovery');
     if (status !== 200) throw providerFailed(`the sign-in provider's configuration could not be loaded (HTTP ${status})`);
     if (body.issuer !== issuer) throw providerFailed('the sign-in provider\'s configuration names another issuer');
     const authorization = url(body.authorization_endpoint);

@@ -1,3 +1,4 @@
+import type { OutboundHttp, OutboundRequest, OutboundResponse } from '../outbound.js';
 import { providerFailed } from './errors.js';
 
 /** Replies bigger than this are not user info or tokens; reading stops there. */
@@ -10,49 +11,33 @@ export interface ProviderReply {
 }
 
 /**
- * One call to a provider's endpoint: a time limit, a size limit, and a body
- * parsed as JSON or (GitHub's default for tokens) a form. Failing to reach
- * the provider, or a reply that is neither, is a 502 for the person; what the
- * provider actually said is never shown to them.
+ * One call to a provider's endpoint: a time limit, a size limit, no
+ * redirects, and a body parsed as JSON or (GitHub's default for tokens) a
+ * form. Failing to reach the provider, or a reply that is neither, is a 502
+ * for the person; what the provider actually said is never shown to them.
  */
-export async function callProvider(fetchFn: typeof fetch, url: string, init: RequestInit, what: string): Promise<ProviderReply> {
-  let res: Response;
+export async function callProvider(http: OutboundHttp, url: string, init: Pick<OutboundRequest, 'method' | 'headers' | 'body'>, what: string): Promise<ProviderReply> {
+  let res: OutboundResponse;
   try {
-    res = await fetchFn(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    res = await http({ ...init, url, timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES });
   } catch {
     throw providerFailed(`the sign-in provider could not be reached (${what})`);
   }
-  const length = Number(res.headers.get('content-length') ?? 0);
-  if (length > MAX_BYTES) throw providerFailed(`the sign-in provider sent too large a reply (${what})`);
-  let text: string;
-  try {
-    text = await readLimited(res);
-  } catch {
-    throw providerFailed(`the sign-in provider's reply could not be read (${what})`);
-  }
-  const type = res.headers.get('content-type')?.split(';')[0]!.trim().toLowerCase();
+  // A provider's endpoints answer where they are; a redirect is not followed (it could lead anywhere).
+  if (res.status >= 300 && res.status < 400) throw providerFailed(`the sign-in provider could not be reached (${what})`);
+  if (res.truncated) throw providerFailed(`the sign-in provider sent too large a reply (${what})`);
+  const rawType = res.headers['content-type'];
+  const type = (Array.isArray(rawType) ? rawType[0] : rawType)?.split(';')[0]!.trim().toLowerCase();
   let body: unknown;
   if (type === 'application/x-www-form-urlencoded') {
-    body = Object.fromEntries(new URLSearchParams(text));
+    body = Object.fromEntries(new URLSearchParams(res.body));
   } else {
     try {
-      body = text ? JSON.parse(text) : {};
+      body = res.body ? JSON.parse(res.body) : {};
     } catch {
       throw providerFailed(`the sign-in provider's reply was not JSON (${what})`);
     }
   }
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw providerFailed(`the sign-in provider's reply was not an object (${what})`);
   return { status: res.status, body: body as Record<string, unknown> };
-}
-
-async function readLimited(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.length;
-    if (size > MAX_BYTES) throw new Error('too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,4 +1,5 @@
 import type { LoginGuard } from '../login.js';
+import type { OutboundHttp } from '../outbound.js';
 import type { Clock } from '../ports.js';
 import { FederatedAccounts } from './accounts.js';
 import { EndpointResolver } from './discovery.js';
@@ -8,7 +9,6 @@ import type { Provider } from './providers.js';
 import { ProviderSignIn } from './sign-in.js';
 
 export { ChoiceError, FederatedAccounts, NO_PASSWORD } from './accounts.js';
-export { FederationError } from './errors.js';
 export type { ExternalProfile } from './claims.js';
 export type { ExternalIdentity, FederationStorage } from './ports.js';
 export { loadProviders, type Provider } from './providers.js';
@@ -19,13 +19,13 @@ export class Federation {
   readonly accounts: FederatedAccounts;
   private readonly byId: Map<string, Provider>;
 
-  constructor(readonly providers: readonly Provider[], deps: { storage: FederationStorage; login: LoginGuard; clock: Clock; fetch?: typeof fetch }) {
-    const fetchFn = deps.fetch ?? fetch;
+  constructor(readonly providers: readonly Provider[], deps: { storage: FederationStorage; login: LoginGuard; clock: Clock; http: OutboundHttp }) {
+    const { http } = deps;
     this.byId = new Map(providers.map((p) => [p.id, p]));
     this.signIn = new ProviderSignIn({
-      flows: deps.storage.flows, clock: deps.clock, fetch: fetchFn,
-      endpoints: new EndpointResolver({ fetch: fetchFn, clock: deps.clock }),
-      idTokens: new IdTokenVerifier({ fetch: fetchFn, clock: deps.clock }),
+      flows: deps.storage.flows, clock: deps.clock, http,
+      endpoints: new EndpointResolver({ http, clock: deps.clock }),
+      idTokens: new IdTokenVerifier({ http, clock: deps.clock }),
     });
     this.accounts = new FederatedAccounts(deps);
   }

@@ -1,4 +1,5 @@
-import type { UserStore } from '../ports.js';
+import type { Recorder } from '../notify/record.js';
+import type { Transactional, UserStore } from '../ports.js';
 
 /** An account at a provider, known here as a local user (provider, subject → user). */
 export interface ExternalIdentity {
@@ -34,8 +35,8 @@ export interface FederationStores {
   identities: IdentityStore;
   flows: FlowStore;
   users: UserStore;
+  /** The outbox: an event recorded in a transaction commits with it. */
+  events: Recorder;
 }
 
-export interface FederationStorage extends FederationStores {
-  transaction<T>(fn: (tx: FederationStores) => Promise<T>): Promise<T>;
-}
+export type FederationStorage = FederationStores & Transactional<FederationStores>;

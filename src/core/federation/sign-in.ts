@@ -1,9 +1,10 @@
 import { randomToken, s256, safeEqual, sha256 } from '../crypto.js';
 import { single, type Params } from '../params.js';
+import type { OutboundHttp } from '../outbound.js';
 import type { Clock } from '../ports.js';
 import { mapClaims, type ExternalProfile } from './claims.js';
 import type { EndpointResolver } from './discovery.js';
-import { FederationError, badSignIn, providerFailed } from './errors.js';
+import { badSignIn, providerFailed, signInCancelled } from './errors.js';
 import { callProvider } from './fetch.js';
 import type { IdTokenVerifier } from './id-token.js';
 import type { FlowStore } from './ports.js';
@@ -33,7 +34,7 @@ const formEncode = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
  * the provider sends it (RFC 9207).
  */
 export class ProviderSignIn {
-  constructor(private readonly deps: { flows: FlowStore; clock: Clock; fetch: typeof fetch; endpoints: EndpointResolver; idTokens: IdTokenVerifier }) {}
+  constructor(private readonly deps: { flows: FlowStore; clock: Clock; http: OutboundHttp; endpoints: EndpointResolver; idTokens: IdTokenVerifier }) {}
 
   /** The provider's authorization URL, and the `state` the browser must keep (in a cookie) until it returns. */
   async begin(p: Provider, redirectUri: string, returnTo: string): Promise<{ location: string; state: string }> {
@@ -71,7 +72,7 @@ export class ProviderSignIn {
       throw badSignIn(`The answer did not come from ${p.name}. Start again.`);
     }
     const error = single(query, 'error');
-    if (error === 'access_denied') throw new FederationError('access_denied', 'Sign-in cancelled', `You did not let ${p.name} sign you in.`, 403);
+    if (error === 'access_denied') throw signInCancelled(`You did not let ${p.name} sign you in.`);
     if (error !== undefined) throw badSignIn(`${p.name} could not sign you in (${error.replace(/[^a-z_]/g, '').slice(0, 40)}).`);
     const code = single(query, 'code');
     if (!code) throw badSignIn(`${p.name} sent no authorization code.`);
@@ -93,7 +94,7 @@ export class ProviderSignIn {
       form.set('client_id', p.clientId);
       if (p.tokenEndpointAuthMethod === 'client_secret_post') form.set('client_secret', p.clientSecret!);
     }
-    const { status, body } = await callProvider(this.deps.fetch, tokenEndpoint, { method: 'POST', headers, body: form.toString() }, 'token');
+    const { status, body } = await callProvider(this.deps.http, tokenEndpoint, { method: 'POST', headers, body: form.toString() }, 'token');
     // GitHub answers errors with 200 and an `error` member.
     if (body.error === 'invalid_grant' || body.error === 'bad_verification_code') throw badSignIn(`${p.name} did not accept the sign-in (it may have taken too long). Start again.`);
     if (status !== 200 || body.error !== undefined) throw providerFailed(`${p.name} refused to complete the sign-in`);
@@ -109,7 +110,7 @@ export class ProviderSignIn {
       if (!endpoints.userinfo) return claims;
     }
     if (!endpoints.userinfo) throw providerFailed(`${p.name} has no user info endpoint`);
-    const { status, body } = await callProvider(this.deps.fetch, endpoints.userinfo, {
+    const { status, body } = await callProvider(this.deps.http, endpoints.userinfo, {
       headers: { authorization: `Bearer ${at.token}`, accept: 'application/json', 'user-agent': USER_AGENT },
     }, 'user info');
     if (status !== 200) throw providerFailed(`${p.name} would not say who signed in (HTTP ${status})`);

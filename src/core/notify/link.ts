@@ -28,7 +28,7 @@ export async function readLinkToken(keys: LinkKeys, issuer: string, token: strin
 
 /**
  * Links the chat to the signed-in person: their security events go there
- * (spec §1.6). Each link works once (its jti is burnt in the rate-limit store).
+ * (docs/events.md, Chat notifications). Each link works once (its jti is burnt in the rate-limit store).
  */
 export async function linkChat(
   deps: { events: EventStore; keys: LinkKeys; limits: RateLimitStore; clock: Clock; issuer: string },
@@ -40,7 +40,7 @@ export async function linkChat(
   if ((await deps.limits.hit(`notify-link:${link.jti}`, LINK_TTL_MS, now)) > 1) return { ok: false, reason: 'used' };
   const existing = (await deps.events.endpoints.list({ userId })).find((e) => e.chatId === link.chatId && e.disabledAt === null);
   if (existing) return { ok: true, endpoint: existing };
-  return { ok: true, endpoint: await createEndpoint(deps.events, deps.clock, personalChatInput(link.chatId), { allowPrivate: true, userId }) };
+  return { ok: true, endpoint: await createEndpoint(deps.events, deps.clock, personalChatInput(link.chatId), { userId }) };
 }
 
 interface BotUpdate {

@@ -4,17 +4,31 @@ import type { NotifyEvent } from './events.js';
  * The outbox port (`Stores.events`). Events are appended in the same
  * transaction as the change that causes them; the append also queues one
  * delivery per enabled endpoint subscribed to the event's type, so nothing
- * committed can be missed and nothing rolled back is ever sent.
+ * committed can be missed and nothing rolled back is ever sent. An event
+ * appended outside a transaction is group-committed with others as one row,
+ * whose deliveries are queued when it is fanned out: before any claim or
+ * listing sees the outbox (src/store/notify/fanout.ts).
  */
 export interface EventStore {
-  /** Records the event and queues its deliveries; part of the caller's transaction when called on `tx`. */
+  /**
+   * Records the event and queues its deliveries; part of the caller's
+   * transaction when called on `tx`, else committed (with the appends of
+   * concurrent callers, in one row) before it resolves.
+   */
   append(event: NotifyEvent): Promise<void>;
   /**
-   * Whether an enabled endpoint subscribes to `type`, from an in-memory set
-   * refreshed every few seconds (and at once after a local change): the token
-   * hot path asks this before recording `token.issued`. Errs towards true.
+   * Whether an enabled endpoint subscribes to `type`, from memory without
+   * waiting (true while unknown or too old to trust).
    */
   subscribed(type: string): boolean;
+  /**
+   * Whether an enabled endpoint subscribes to `type`, exact: a change of
+   * subscriptions answers only once every process would see it, and this
+   * reads the database when its memory is older than that (rarely on a busy
+   * process, which renews it ahead). The token hot path asks it before
+   * recording `token.issued`.
+   */
+  hasSubscriber(type: string): Promise<boolean>;
   get(id: string): Promise<NotifyEvent | undefined>;
   /** Newest first. */
   list(q: { type?: string; since?: number; limit: number }): Promise<NotifyEvent[]>;
@@ -121,6 +135,12 @@ export interface DeliveryStore {
    * An ordered endpoint offers only its oldest pending delivery.
    */
   claim(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]>;
+  /**
+   * Extends `owner`'s lease on these deliveries to `until` (the worker renews
+   * a short lease while it sends, so a dead worker's claims are free again
+   * within seconds); a delivery finished or claimed by another is left alone.
+   */
+  renew(deliveries: { endpointId: string; eventId: string }[], owner: string, until: number): Promise<void>;
   /** Records the attempt and the delivery's next state in one transaction. */
   complete(outcome: AttemptOutcome, now: number): Promise<void>;
   /** `complete` for several attempts in one transaction (the worker batches them). */

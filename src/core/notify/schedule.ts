@@ -25,12 +25,3 @@ export function nextAttemptAt(attempt: number, now: number, random: () => number
   const wait = retryAfterMs !== undefined ? Math.min(Math.max(jittered, retryAfterMs), 24 * HOUR) : jittered;
   return now + wait;
 }
-
-/** RFC 9110 §10.2.3: delay-seconds or an HTTP-date. */
-export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * SECOND;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}

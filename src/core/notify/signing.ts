@@ -7,7 +7,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
  */
 export const SECRET_PREFIX = 'whsec_';
 
-/** 32 random bytes (the spec allows 24 to 64). */
+/** 32 random bytes (Standard Webhooks allows 24 to 64). */
 export function newWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }

@@ -3,7 +3,8 @@ import type { Clock } from '../ports.js';
 import { chatText, readBotAnswer, sendMessageRequest, type ChatChannelConfig } from './chat.js';
 import { deliveryBody, newEvent, rfc3339 } from './events.js';
 import type { AttemptOutcome, ClaimedDelivery, EventStore } from './ports.js';
-import { DISABLE_AFTER_MS, nextAttemptAt, parseRetryAfter } from './schedule.js';
+import { parseRetryAfter } from '../outbound.js';
+import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
 import { signedHeaders } from './signing.js';
 import type { HttpAnswer, Transport } from './transport.js';
 
@@ -14,6 +15,8 @@ export interface WorkerOptions {
   timeoutMs: number;
   /** How often to look for work committed by other processes, and for retries coming due. */
   sweepMs: number;
+  /** How long a claim holds without renewal (the pickup time after a crash). */
+  leaseMs: number;
 }
 
 export interface WorkerDeps {
@@ -25,10 +28,12 @@ export interface WorkerDeps {
   chats: Transport;
   chat: ChatChannelConfig | undefined;
   random?: () => number;
+  /** Names this worker in the leases it holds (unique per worker; a random id by default). */
+  owner?: string;
   log?: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
 }
 
-export const defaultWorkerOptions: WorkerOptions = { concurrency: 64, timeoutMs: 15_000, sweepMs: 1000 };
+export const defaultWorkerOptions: WorkerOptions = { concurrency: 64, timeoutMs: 15_000, sweepMs: 1000, leaseMs: 5000 };
 
 /**
  * The outbox worker (role `worker`). Claims due deliveries with a lease,
@@ -38,24 +43,32 @@ export const defaultWorkerOptions: WorkerOptions = { concurrency: 64, timeoutMs:
  * and are claimed again (at-least-once: receivers dedupe by `webhook-id`).
  */
 export class DeliveryWorker {
-  private readonly owner = randomUUID();
+  private readonly owner: string;
   private readonly inFlight = new Set<Promise<void>>();
   private pumping: Promise<void> | undefined;
   private again = false;
   private stopped = true;
   private sweep: ReturnType<typeof setInterval> | undefined;
+  private renewal: ReturnType<typeof setInterval> | undefined;
+  /** Claimed and not yet recorded: the leases to renew. */
+  private readonly held = new Set<ClaimedDelivery>();
   private unsubscribe: (() => void) | undefined;
   private readonly opts: WorkerOptions;
   private readonly random: () => number;
 
   constructor(private readonly deps: WorkerDeps, opts: Partial<WorkerOptions> = {}) {
     this.opts = { ...defaultWorkerOptions, ...opts };
+    this.owner = deps.owner ?? randomUUID();
     this.random = deps.random ?? Math.random;
   }
 
-  /** The lease outlives the request timeout, so only a crashed worker's claims are taken over. */
+  /**
+   * Short, and renewed every third of it while the attempt is in flight: a
+   * crashed worker's claims are taken over within seconds, a live worker's
+   * never, however long its receivers take to answer.
+   */
   get leaseMs(): number {
-    return this.opts.timeoutMs + 5000;
+    return this.opts.leaseMs;
   }
 
   start(): void {
@@ -64,6 +77,8 @@ export class DeliveryWorker {
     this.unsubscribe = this.deps.events.onAppended(() => this.poke());
     this.sweep = setInterval(() => this.poke(), this.opts.sweepMs);
     this.sweep.unref();
+    this.renewal = setInterval(() => this.renew(), this.opts.leaseMs / 3);
+    this.renewal.unref();
     this.poke();
   }
 
@@ -121,18 +136,31 @@ export class DeliveryWorker {
     this.stopped = true;
     clearInterval(this.sweep);
     this.unsubscribe?.();
+    // Renewal goes on until the attempts in flight are recorded.
     await this.pumping;
     while (this.inFlight.size) await Promise.all([...this.inFlight]);
-    this.deps.webhooks.close();
-    this.deps.chats.close();
+    clearInterval(this.renewal);
   }
 
   async deliver(c: ClaimedDelivery): Promise<void> {
-    const startedAt = this.deps.clock.now();
-    const t0 = performance.now();
-    const answer = await this.send(c, startedAt);
-    const durationMs = Math.round(performance.now() - t0);
-    await this.record(this.judge(c, answer, startedAt, durationMs));
+    this.held.add(c);
+    try {
+      const startedAt = this.deps.clock.now();
+      const t0 = performance.now();
+      const answer = await this.send(c, startedAt);
+      const durationMs = Math.round(performance.now() - t0);
+      await this.record(this.judge(c, answer, startedAt, durationMs));
+    } finally {
+      this.held.delete(c);
+    }
+  }
+
+  /** One statement for every claim held; a failure is retried on the next tick, well within the lease. */
+  private renew(): void {
+    if (this.held.size === 0) return;
+    const held = [...this.held].map((c) => ({ endpointId: c.endpoint.id, eventId: c.event.id }));
+    this.deps.events.deliveries.renew(held, this.owner, this.deps.clock.now() + this.opts.leaseMs)
+      .catch((err) => this.deps.log?.warn({ err }, 'notification worker: renewing leases failed'));
   }
 
   private queue: { outcome: AttemptOutcome; done: (err?: unknown) => void }[] = [];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { OAuthError, invalidRequest } from '../errors.js';
+import { GatehouseError, invalidRequest, unauthorizedClient, unsupportedResponseType, accessDenied, type ErrorRedirect } from '../errors.js';
 import { randomToken, sha256 } from '../crypto.js';
 import type { Client } from '../model.js';
 import { isPublic } from '../model.js';
@@ -34,22 +34,16 @@ export interface SignedInUser {
   sid?: string;
 }
 
-export interface ErrorRedirect {
-  redirectUri: string;
-  mode: 'query' | 'fragment';
-  state: string | undefined;
-}
+export type { ErrorRedirect } from '../errors.js';
 
 /**
- * An authorization request that failed. Without `redirect` the client or its
- * redirect URI could not be trusted, and the user sees an error page: we never
- * redirect to an unverified URI (RFC 6749 §4.1.2.1, RFC 9700 §4.11).
+ * A failed authorization request throws a `GatehouseError`; once the client
+ * and its redirect URI are verified it carries `redirect`, and the answer goes
+ * there. Without it the person sees an error page: we never redirect to an
+ * unverified URI (RFC 6749 §4.1.2.1, RFC 9700 §4.11).
  */
-export class AuthorizeError extends Error {
-  constructor(readonly oauth: OAuthError, readonly redirect?: ErrorRedirect) {
-    super(oauth.message);
-  }
-}
+const withRedirect = (e: unknown, redirect: ErrorRedirect): unknown =>
+  e instanceof GatehouseError && e.status < 500 ? e.with({ redirect }) : e;
 
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -65,26 +59,20 @@ export function buildRedirect(uri: string, mode: 'query' | 'fragment', values: R
 
 export class AuthorizationEndpoint {
   constructor(
-    private readonly deps: { storage: Storage; config: OAuthConfig; clock: Clock; issuer: TokenIssuer },
+    private readonly deps: { storage: Storage; config: OAuthConfig; clock: Clock; tokenIssuer: TokenIssuer },
   ) {}
 
   /** Validates client and redirect URI first, then the rest (RFC 6749 §4.1.2.1). */
   async validate(params: Params): Promise<AuthorizationRequest> {
-    const fatal = (d: string) => new AuthorizeError(invalidRequest(d));
-    let clientId: string | undefined;
-    let redirectParam: string | undefined;
-    try {
-      clientId = single(params, 'client_id');
-      redirectParam = single(params, 'redirect_uri');
-    } catch (e) {
-      throw new AuthorizeError(e as OAuthError);
-    }
+    const fatal = invalidRequest;
+    const clientId = single(params, 'client_id');
+    const redirectParam = single(params, 'redirect_uri');
     if (!clientId) throw fatal('missing client_id');
     const client = await this.deps.storage.clients.get(clientId);
     if (!client) throw fatal('unknown client');
     let redirectUri: string;
     if (redirectParam !== undefined) {
-      if (!redirectUriMatches(client.redirectUris, redirectParam)) throw fatal('redirect_uri is not registered for this client');
+      if (!redirectUriMatches(client.redirectUris, redirectParam, isPublic(client))) throw fatal('redirect_uri is not registered for this client');
       redirectUri = redirectParam;
     } else if (client.redirectUris.length === 1) {
       redirectUri = client.redirectUris[0]!;
@@ -99,16 +87,16 @@ export class AuthorizationEndpoint {
     try {
       state = single(params, 'state');
     } catch (e) {
-      throw new AuthorizeError(e as OAuthError, { redirectUri, mode, state: undefined });
+      throw withRedirect(e, { redirectUri, mode, state: undefined });
     }
     try {
       const responseType = single(params, 'response_type');
       if (responseType === undefined) throw invalidRequest('missing response_type');
       if (responseType !== 'code' && responseType !== 'token') {
-        throw new OAuthError('unsupported_response_type', `response_type ${responseType} is not supported`);
+        throw unsupportedResponseType(`response_type ${responseType} is not supported`);
       }
       const grant = responseType === 'code' ? 'authorization_code' : 'implicit';
-      if (!client.grantTypes.includes(grant)) throw new OAuthError('unauthorized_client', `client is not allowed response_type=${responseType}`);
+      if (!client.grantTypes.includes(grant)) throw unauthorizedClient(`client is not allowed response_type=${responseType}`);
       const scope = resolveScope(single(params, 'scope'), client.scope);
       const nonce = single(params, 'nonce');
       const authentication = parseAuthenticationParams(params);
@@ -128,8 +116,7 @@ export class AuthorizationEndpoint {
       }
       return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce, authentication };
     } catch (e) {
-      if (e instanceof OAuthError) throw new AuthorizeError(e, { redirectUri, mode, state });
-      throw e;
+      throw withRedirect(e, { redirectUri, mode, state });
     }
   }
 
@@ -158,7 +145,7 @@ export class AuthorizationEndpoint {
   }
 
   private async respond(storage: Stores, req: AuthorizationRequest, user: SignedInUser, now: number): Promise<string> {
-    const { config, issuer } = this.deps;
+    const { config, tokenIssuer } = this.deps;
     const mode = req.responseType === 'code' ? 'query' : 'fragment';
     if (req.responseType === 'code') {
       const code = randomToken();
@@ -177,7 +164,7 @@ export class AuthorizationEndpoint {
       return buildRedirect(req.redirectUri, mode, { code, state: req.state, iss: config.issuer });
     }
     // RFC 6749 §4.2.2: no refresh token in the implicit grant.
-    const { token, expiresIn } = await issuer.accessToken(storage, { client: req.client, userId: user.id, scope: req.scope, familyId: null });
+    const { token, expiresIn } = await tokenIssuer.accessToken(storage, { client: req.client, userId: user.id, scope: req.scope, familyId: null });
     return buildRedirect(req.redirectUri, mode, {
       access_token: token, token_type: 'Bearer', expires_in: String(expiresIn), scope: formatScope(req.scope),
       state: req.state, iss: config.issuer,
@@ -189,12 +176,12 @@ export class AuthorizationEndpoint {
     if (userId) {
       await recordEvent(this.deps.storage, 'consent.denied', { user_id: userId, client_id: req.client.id, client_name: req.client.name, scope: req.scope }, this.deps.clock.now());
     }
-    return this.errorRedirect(new OAuthError('access_denied', 'the user denied the request'), {
+    return this.errorRedirect(accessDenied('the user denied the request'), {
       redirectUri: req.redirectUri, mode: req.responseType === 'code' ? 'query' : 'fragment', state: req.state,
     });
   }
 
-  errorRedirect(err: OAuthError, r: ErrorRedirect): string {
-    return buildRedirect(r.redirectUri, r.mode, { error: err.error, error_description: err.description, state: r.state, iss: this.deps.config.issuer });
+  errorRedirect(err: GatehouseError, r: ErrorRedirect): string {
+    return buildRedirect(r.redirectUri, r.mode, { error: err.code, error_description: err.description, state: r.state, iss: this.deps.config.issuer });
   }
 }

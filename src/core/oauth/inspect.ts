@@ -17,17 +17,21 @@ export interface TokenInfo {
   /** For JWT access tokens, so revocation can list the jti until expiry. */
   format: 'jwt' | 'opaque';
   familyId: string | null;
-  aud: string | undefined;
+  /** `aud` as issued: a string, or an array of them (RFC 7519 §4.1.3). */
+  aud: string | string[] | undefined;
   /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to. */
   certThumbprint?: string;
 }
 
 const secs = (ms: number) => Math.floor(ms / 1000);
 
+const audienceOf = (aud: unknown): string | string[] | undefined =>
+  typeof aud === 'string' || (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) ? (aud as string | string[]) : undefined;
+
 /**
  * Finds out what a token is and whether it is still good: used by
  * introspection (RFC 7662), revocation (RFC 7009) and by resource servers that
- * share the authorization server's storage (spec §5.5, "token table").
+ * share the authorization server's storage (`table` in README, Resource server).
  */
 export class TokenInspector {
   constructor(private readonly deps: { stores: Stores; keys: KeyRing; config: OAuthConfig; clock: Clock }) {}
@@ -56,7 +60,7 @@ export class TokenInspector {
       kind: 'access_token', active: !revoked && !famRevoked, clientId: c.client_id,
       userId: c.sub !== c.client_id && typeof c.sub === 'string' ? c.sub : null,
       scope: typeof c.scope === 'string' && c.scope ? c.scope.split(' ') : [], iat: c.iat as number, exp: c.exp as number,
-      jti: c.jti, format: 'jwt', familyId, aud: typeof c.aud === 'string' ? c.aud : undefined,
+      jti: c.jti, format: 'jwt', familyId, aud: audienceOf(c.aud),
       ...(typeof x5t === 'string' ? { certThumbprint: x5t } : {}),
     };
   }

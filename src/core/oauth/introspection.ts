@@ -1,10 +1,12 @@
-import { OAuthError } from '../errors.js';
+import { GatehouseError } from '../errors.js';
 import { sha256 } from '../crypto.js';
 import { required, single } from '../params.js';
 import type { Clock, Storage } from '../ports.js';
+import type { CredentialThrottle } from '../throttle.js';
 import { formatScope } from '../scope.js';
 import { recordEvent } from '../notify/record.js';
 import { authenticateClient } from './client-auth.js';
+import type { ClientAssertions } from './client-assertion.js';
 import type { OAuthConfig } from './config.js';
 import type { TokenInspector } from './inspect.js';
 import type { TokenRequest } from './token-endpoint.js';
@@ -15,10 +17,10 @@ import type { TokenRequest } from './token-endpoint.js';
  */
 export async function introspect(
   req: TokenRequest,
-  deps: { storage: Storage; inspector: TokenInspector; config: OAuthConfig; clock: Clock },
+  deps: { storage: Storage; inspector: TokenInspector; config: OAuthConfig; clock: Clock; clientThrottle: CredentialThrottle; clientAssertions?: ClientAssertions },
 ): Promise<Record<string, unknown>> {
-  const { client } = await authenticateClient(deps.storage.clients, req, deps.clock.now());
-  if (!client.introspect) throw new OAuthError('unauthorized_client', 'client is not allowed to introspect tokens', 403);
+  const { client } = await authenticateClient(deps.storage.clients, req, deps.clock.now(), deps.clientThrottle, deps.clientAssertions);
+  if (!client.introspect) throw new GatehouseError('unauthorized_client', 'client is not allowed to introspect tokens', 403);
   const token = required(req.params, 'token');
   single(req.params, 'token_type_hint');
   const info = await deps.inspector.inspect(token);
@@ -48,10 +50,10 @@ export async function introspect(
  */
 export async function revoke(
   req: TokenRequest,
-  deps: { storage: Storage; inspector: TokenInspector; clock: Clock },
+  deps: { storage: Storage; inspector: TokenInspector; clock: Clock; clientThrottle: CredentialThrottle; clientAssertions?: ClientAssertions },
 ): Promise<void> {
   const now = deps.clock.now();
-  const { client } = await authenticateClient(deps.storage.clients, req, now);
+  const { client } = await authenticateClient(deps.storage.clients, req, now, deps.clientThrottle, deps.clientAssertions);
   const token = required(req.params, 'token');
   single(req.params, 'token_type_hint');
   const info = await deps.inspector.inspect(token);

@@ -1,38 +1,42 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
-import { createDecoder, createVerifier } from 'fast-jwt';
 import type { Clock, KeyStore } from '../ports.js';
-import type { SigningKey } from '../model.js';
+import type { IdTokenAlg, SigningKey } from '../model.js';
+import { GATEHOUSE_ALGORITHMS, verifyJwt } from '../jwt-verify.js';
 
-/** RFC 7638 JWK thumbprint of an EC public key: the key id. */
-function thumbprint(jwk: { crv: string; kty: string; x: string; y: string }): string {
-  const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
-  return createHash('sha256').update(canonical).digest('base64url');
+interface ActiveKey { kid: string; privateKey: KeyObject; headers: Map<string, string> }
+
+/** RFC 7638 §3.2: the required members in lexicographic order, hashed with SHA-256: the key id. */
+function thumbprint(jwk: Record<string, unknown>): string {
+  const members = jwk.kty === 'RSA' ? { e: jwk.e, kty: jwk.kty, n: jwk.n } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y };
+  return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }
 
-export function generateSigningKey(now: number): SigningKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const jwk = publicKey.export({ format: 'jwk' }) as { crv: string; kty: string; x: string; y: string };
+/** The algorithms the ring holds a key for, each with an active key: ES256 signs everything, RS256 only ID tokens that ask for it. */
+export const RING_ALGORITHMS: readonly IdTokenAlg[] = ['ES256', 'RS256'];
+
+/** A P-256 key for ES256, or a 2048-bit RSA key for RS256 (RFC 7518 §3.3 asks for at least 2048 bits). */
+export function generateSigningKey(now: number, alg: IdTokenAlg = 'ES256'): SigningKey {
+  const { privateKey, publicKey } = alg === 'RS256'
+    ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+    : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = publicKey.export({ format: 'jwk' }) as Record<string, string>;
   const kid = thumbprint(jwk);
+  const material: Record<string, string> = alg === 'RS256' ? { kty: 'RSA', n: jwk.n!, e: jwk.e! } : { kty: jwk.kty!, crv: jwk.crv!, x: jwk.x!, y: jwk.y! };
   return {
     kid,
-    alg: 'ES256',
+    alg,
     privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    publicJwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, kid, alg: 'ES256', use: 'sig' },
+    publicJwk: { ...material, kid, alg, use: 'sig' },
     createdAt: now,
     retiredAt: null,
     expiresAt: null,
   };
 }
 
-type VerifySync = (token: string) => Record<string, unknown>;
-
 interface LoadedKey {
   key: SigningKey;
   publicKey: KeyObject;
-  verifiers: Map<string, VerifySync>;
 }
-
-const decodeComplete = createDecoder({ complete: true });
 
 /**
  * Verified tokens are remembered this long, by their exact bytes: the same
@@ -53,15 +57,16 @@ interface Verified {
 const base64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 
 /**
- * The signing keys: one active key signs, retired keys stay published (and
- * verifiable) until the tokens they signed have expired. Several processes
+ * The signing keys: one active key per algorithm signs (ES256 for every
+ * token, RS256 for the ID tokens of clients registered for it), retired keys
+ * stay published (and verifiable) until the tokens they signed have expired. Several processes
  * share the key table, so the ring reloads it periodically and whenever it
  * meets a `kid` it does not know (a rotation done by another process).
  */
 export class KeyRing {
   private keys = new Map<string, LoadedKey>();
-  /** The signing key, parsed once, and its encoded JOSE header per `typ`. */
-  private active: { kid: string; privateKey: KeyObject; headers: Map<string, string> } | undefined;
+  /** The signing key of each algorithm, parsed once, and its encoded JOSE header per `typ`. */
+  private active = new Map<IdTokenAlg, ActiveKey>();
   private loadedAt = 0;
   private reloading: Promise<void> | undefined;
   /** Per verification options (typ, issuer, audience): token → claims it verified to. */
@@ -73,22 +78,27 @@ export class KeyRing {
     private readonly reloadEveryMs = 60_000,
   ) {}
 
-  /** Loads keys, creating the first one on first start. */
+  /** Loads keys, creating the first one of each algorithm on first start (an RSA key too when upgrading a ring that had only ES256). */
   async init(): Promise<void> {
     await this.reload();
-    if (!this.active) {
-      await this.store.add(generateSigningKey(this.clock.now()));
+    const missing = RING_ALGORITHMS.filter((alg) => !this.active.has(alg));
+    if (missing.length) {
+      for (const alg of missing) await this.store.add(generateSigningKey(this.clock.now(), alg));
       await this.reload();
     }
   }
 
-  /** `gatehouse keys rotate`: a new key signs from now on; old ones stay published until `keepOldUntil`. */
-  async rotate(keepOldUntil: number): Promise<SigningKey> {
-    const key = generateSigningKey(this.clock.now());
-    await this.store.add(key);
-    await this.store.retireOthers(key.kid, this.clock.now(), keepOldUntil);
+  /**
+   * `gatehouse keys rotate`: a new key of each algorithm signs from now on;
+   * old ones stay published until `keepOldUntil`. Returns the ES256 key (the
+   * one access tokens are signed with); `rotated` lists them all.
+   */
+  async rotate(keepOldUntil: number): Promise<SigningKey & { rotated: SigningKey[] }> {
+    const rotated = RING_ALGORITHMS.map((alg) => generateSigningKey(this.clock.now(), alg));
+    for (const key of rotated) await this.store.add(key);
+    await this.store.retireOthers(rotated.map((k) => k.kid), this.clock.now(), keepOldUntil);
     await this.reload();
-    return key;
+    return { ...rotated[0]!, rotated };
   }
 
   private async reload(): Promise<void> {
@@ -99,15 +109,17 @@ export class KeyRing {
         const next = new Map<string, LoadedKey>();
         for (const key of rows) {
           const existing = this.keys.get(key.kid);
-          next.set(key.kid, existing ? { ...existing, key } : { key, publicKey: createPublicKey({ key: key.publicJwk, format: 'jwk' }), verifiers: new Map() });
+          next.set(key.kid, existing ? { ...existing, key } : { key, publicKey: createPublicKey({ key: key.publicJwk, format: 'jwk' }) });
         }
         this.keys = next;
-        const newestActive = rows.filter((k) => k.retiredAt === null).sort((a, b) => b.createdAt - a.createdAt)[0];
-        if (newestActive && newestActive.kid !== this.active?.kid) {
-          this.active = { kid: newestActive.kid, privateKey: createPrivateKey(newestActive.privateKeyPem), headers: new Map() };
-        } else if (!newestActive) {
-          this.active = undefined;
+        const active = new Map<IdTokenAlg, ActiveKey>();
+        for (const alg of RING_ALGORITHMS) {
+          const newest = rows.filter((k) => k.retiredAt === null && k.alg === alg).sort((a, b) => b.createdAt - a.createdAt)[0];
+          if (!newest) continue;
+          const current = this.active.get(alg);
+          active.set(alg, current?.kid === newest.kid ? current : { kid: newest.kid, privateKey: createPrivateKey(newest.privateKeyPem), headers: new Map() });
         }
+        this.active = active;
         this.loadedAt = now;
       } finally {
         this.reloading = undefined;
@@ -124,25 +136,27 @@ export class KeyRing {
   /**
    * Signs a JWS (RFC 7515 compact form) synchronously with node:crypto and a
    * key parsed once: the token endpoint's hot path. ES256 signatures are R||S,
-   * not DER (RFC 7518 §3.4). A payload without `iat` gets the current time.
+   * not DER (RFC 7518 §3.4); RS256 is RSASSA-PKCS1-v1_5 with SHA-256 (§3.3),
+   * node's default for an RSA key. A payload without `iat` gets the current time.
    */
-  sign(payload: Record<string, unknown>, typ: string): string {
+  sign(payload: Record<string, unknown>, typ: string, alg: IdTokenAlg = 'ES256'): string {
     this.maybeReload();
-    const active = this.active;
-    if (!active) throw new Error('no active signing key');
+    const active = this.active.get(alg);
+    if (!active) throw new Error(`no active ${alg} signing key`);
     let header = active.headers.get(typ);
     if (!header) {
-      header = base64url(JSON.stringify({ alg: 'ES256', typ, kid: active.kid }));
+      header = base64url(JSON.stringify({ alg, typ, kid: active.kid }));
       active.headers.set(typ, header);
     }
     const claims = payload.iat === undefined ? { ...payload, iat: Math.floor(this.clock.now() / 1000) } : payload;
     const input = `${header}.${base64url(JSON.stringify(claims))}`;
-    const signature = cryptoSign('sha256', Buffer.from(input), { key: active.privateKey, dsaEncoding: 'ieee-p1363' });
+    const signature = cryptoSign('sha256', Buffer.from(input), alg === 'ES256' ? { key: active.privateKey, dsaEncoding: 'ieee-p1363' } : active.privateKey);
     return `${input}.${signature.toString('base64url')}`;
   }
 
+  /** The key signing access tokens (ES256). */
   get activeKid(): string | undefined {
-    return this.active?.kid;
+    return this.active.get('ES256')?.kid;
   }
 
   /** RFC 7517 JWK Set of every key still published. */
@@ -152,8 +166,9 @@ export class KeyRing {
   }
 
   /**
-   * Verifies signature, `typ`, `iss`, `exp` (RFC 9068 §4) with an ES256-only
-   * allow-list. Returns the claims, or undefined for any failure.
+   * Verifies signature, `typ`, `iss`, `exp` (RFC 9068 §4) with the one JWT
+   * verifier and Gatehouse's own algorithms. Returns the claims, or undefined
+   * for any failure.
    */
   async verify(token: string, opts: { typ: string; issuer: string; audience?: string }): Promise<Record<string, unknown> | undefined> {
     const cacheKey = `${opts.typ}|${opts.issuer}|${opts.audience ?? ''}`;
@@ -167,45 +182,37 @@ export class KeyRing {
       }
       seen!.delete(token);
     }
-    let header: { kid?: unknown; alg?: unknown };
+    let verified;
     try {
-      header = (decodeComplete(token) as { header: typeof header }).header;
-    } catch {
-      return undefined;
-    }
-    if (header.alg !== 'ES256' || typeof header.kid !== 'string') return undefined;
-    let loaded = this.keys.get(header.kid);
-    if (!loaded) {
-      // An unknown kid may be a key rotated in by another process: reload once.
-      await this.reload();
-      loaded = this.keys.get(header.kid);
-      if (!loaded) return undefined;
-    }
-    let verify = loaded.verifiers.get(cacheKey);
-    if (!verify) {
-      verify = createVerifier({
-        key: loaded.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-        algorithms: ['ES256'],
-        checkTyp: opts.typ,
-        allowedIss: opts.issuer,
-        ...(opts.audience ? { allowedAud: opts.audience } : {}),
+      verified = await verifyJwt(token, {
+        keys: (header) => this.publicKey(header.kid),
+        issuer: opts.issuer,
+        ...(opts.audience ? { audience: opts.audience } : {}),
+        typ: opts.typ,
+        algorithms: GATEHOUSE_ALGORITHMS,
         requiredClaims: ['exp', 'iat', 'jti'],
-        // Expiry is checked below against the injected clock, so tests control time.
-        ignoreExpiration: true,
-      }) as VerifySync;
-      loaded.verifiers.set(cacheKey, verify);
-    }
-    let claims: Record<string, unknown>;
-    try {
-      claims = verify(token);
+        now,
+      });
     } catch {
       return undefined;
     }
-    if (typeof claims.exp !== 'number' || claims.exp * 1000 <= now) return undefined;
+    const { claims, header } = verified;
     if (!seen) this.verified.set(cacheKey, (seen = new Map()));
     // Bounded: the oldest entry goes first (a Map iterates in insertion order).
     if (seen.size >= VERIFIED_MAX) seen.delete(seen.keys().next().value!);
-    seen.set(token, { claims, kid: header.kid, until: now + VERIFIED_TTL_MS });
+    seen.set(token, { claims, kid: header.kid!, until: now + VERIFIED_TTL_MS });
     return claims;
+  }
+
+  /**
+   * A published key by id, with its algorithm (a key is only ever used with
+   * the one it was made for, RFC 7517 §4.4); an unknown id may be a key
+   * rotated in by another process: reload once.
+   */
+  async publicKey(kid: string | undefined): Promise<{ key: KeyObject; alg: string } | undefined> {
+    if (typeof kid !== 'string') return undefined;
+    if (!this.keys.has(kid)) await this.reload();
+    const loaded = this.keys.get(kid);
+    return loaded && { key: loaded.publicKey, alg: loaded.key.alg };
   }
 }

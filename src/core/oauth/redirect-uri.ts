@@ -1,10 +1,12 @@
 /**
- * Redirect URI rules (RFC 6749 §3.1.2, RFC 9700 §2.1, RFC 8252 §7.3, §8.4).
+ * Redirect URI rules (RFC 6749 §3.1.2, RFC 9700 §2.1, RFC 8252 §7.3, §8.3, §8.4).
  * Registered URIs are compared to requested ones as exact strings; the only
- * exception is the port of a loopback URI for native apps.
+ * exception is the port of a loopback IP-literal URI of a native (public) app.
  */
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+/** RFC 8252 §8.3: `localhost` may resolve elsewhere, so only IP literals earn the port exception. */
+const LOOPBACK_IP_LITERALS = new Set(['127.0.0.1', '[::1]']);
 
 function parse(uri: string): URL | undefined {
   try {
@@ -15,6 +17,8 @@ function parse(uri: string): URL | undefined {
 }
 
 export const isLoopback = (u: URL) => u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname);
+const hasUserinfo = (u: URL) => u.username !== '' || u.password !== '';
+const isLoopbackLiteral = (u: URL) => u.protocol === 'http:' && LOOPBACK_IP_LITERALS.has(u.hostname);
 
 /** Extracts the bound site's host from `example.com` or `https://example.com`. */
 export function domainHost(domain: string): string | undefined {
@@ -36,7 +40,7 @@ export function redirectUriProblem(uri: string, domain: string | null): string |
   // The parser drops these silently, but the URI is used as registered in redirects.
   if (/[\x00-\x20\x7f]/.test(uri)) return 'redirect URI must not contain spaces or control characters';
   if (uri.includes('#')) return 'redirect URI must not contain a fragment (RFC 6749 §3.1.2)';
-  if (u.username || u.password) return 'redirect URI must not contain credentials';
+  if (hasUserinfo(u)) return 'redirect URI must not contain credentials';
   const custom = u.protocol !== 'http:' && u.protocol !== 'https:';
   if (u.protocol === 'http:' && !isLoopback(u)) return 'redirect URI must use https (http only for loopback)';
   if (custom && !u.protocol.slice(0, -1).includes('.')) {
@@ -51,17 +55,22 @@ export function redirectUriProblem(uri: string, domain: string | null): string |
   return undefined;
 }
 
-/** Exact match, or a loopback URI that differs only in its port (RFC 8252 §7.3). */
-export function redirectUriMatches(registered: readonly string[], requested: string): boolean {
-  if (registered.includes(requested)) return true;
+/**
+ * Exact match (RFC 9700 §2.1), or, for a native client (`portMayVary`), a
+ * loopback IP-literal URI that differs only in its port (RFC 8252 §7.3).
+ * A URI with userinfo never matches, as it never registers.
+ */
+export function redirectUriMatches(registered: readonly string[], requested: string, portMayVary: boolean): boolean {
   const r = parse(requested);
+  if (r && hasUserinfo(r)) return false;
+  if (registered.includes(requested)) return true;
   // Compared as sent: the URL parser would drop whitespace and resolve `..`,
   // letting variants through and raw control characters into the redirect.
-  if (!r || !isLoopback(r) || requested.includes('#') || r.href !== requested) return false;
+  if (!portMayVary || !r || !isLoopbackLiteral(r) || requested.includes('#') || r.href !== requested) return false;
+  const withoutPort = (u: URL) => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`;
   return registered.some((reg) => {
     const g = parse(reg);
-    if (!g || !isLoopback(g)) return false;
-    const withoutPort = (u: URL) => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`;
-    return g.hostname === r.hostname && withoutPort(g) === withoutPort(r);
+    return !!g && isLoopbackLiteral(g) && !hasUserinfo(g) && withoutPort(g) === withoutPort(r);
   });
 }
+

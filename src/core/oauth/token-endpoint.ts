@@ -1,4 +1,4 @@
-import { OAuthError, invalidRequest } from '../errors.js';
+import { GatehouseError, invalidRequest } from '../errors.js';
 import { required, type Params } from '../params.js';
 import { authenticateClient } from './client-auth.js';
 import type { Grant, GrantDeps } from './grants/grant.js';
@@ -44,10 +44,10 @@ export class TokenEndpoint {
 
   async handle(req: TokenRequest): Promise<TokenResponse> {
     const grantType = required(req.params, 'grant_type');
-    const { client } = await authenticateClient(this.deps.storage.clients, req, this.deps.clock.now());
+    const { client } = await authenticateClient(this.deps.storage.clients, req, this.deps.clock.now(), this.deps.clientThrottle, this.deps.clientAssertions);
     const grant = this.grants.get(grantType);
-    if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
-    if (!client.grantTypes.includes(grantType)) throw new OAuthError('unauthorized_client', `client is not allowed the ${grantType} grant`);
+    if (!grant) throw new GatehouseError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
+    if (!client.grantTypes.includes(grantType)) throw new GatehouseError('unauthorized_client', `client is not allowed the ${grantType} grant`);
     for (const name of Object.keys(req.params)) {
       if (!COMMON.has(name) && !grant.parameters.has(name) && Array.isArray(req.params[name])) {
         throw invalidRequest(`parameter ${name} is repeated`);

@@ -6,7 +6,7 @@ import { formatScope } from '../scope.js';
 import type { OAuthConfig } from './config.js';
 import type { KeyRing } from './keys.js';
 import { rfc3339 } from '../notify/events.js';
-import { recordEvent, wouldRecord } from '../notify/record.js';
+import { recordEvent } from '../notify/record.js';
 import { certificateBinding } from './mtls.js';
 
 /** Prefixes make leaked tokens recognisable to secret scanners. */
@@ -63,12 +63,10 @@ export class TokenIssuer {
     const ttl = this.config.accessTokenTtl;
     const jti = randomUUID();
     const bound = certificateBinding(req.client);
-    if (wouldRecord(stores, 'token.issued')) {
-      await recordEvent(stores, 'token.issued', {
-        client_id: req.client.id, user_id: req.userId, scope: req.scope, token_format: req.client.tokenFormat, jti,
-        family_id: req.familyId, expires_at: rfc3339(now + ttl * 1000),
-      }, now);
-    }
+    await recordEvent(stores, 'token.issued', {
+      client_id: req.client.id, user_id: req.userId, scope: req.scope, token_format: req.client.tokenFormat, jti,
+      family_id: req.familyId, expires_at: rfc3339(now + ttl * 1000),
+    }, now);
     if (req.client.tokenFormat === 'opaque') {
       const token = OPAQUE_PREFIX + randomToken();
       await stores.tokens.saveAccess({
@@ -112,9 +110,5 @@ export class TokenIssuer {
     const res: TokenResponse = { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: formatScope(req.scope) };
     if (withRefresh && req.familyId) res.refresh_token = await this.refreshToken(stores, { ...req, familyId: req.familyId });
     return res;
-  }
-
-  get keyRing(): KeyRing {
-    return this.keys;
   }
 }

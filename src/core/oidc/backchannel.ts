@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '../model.js';
 import type { KeyRing } from '../oauth/keys.js';
+import type { OutboundError, OutboundHttp } from '../outbound.js';
 
 /** OpenID Connect Back-Channel Logout 1.0 §2.4: the event that makes a JWT a logout token. */
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -13,17 +14,15 @@ const LOGOUT_TOKEN_TTL_S = 120;
 export type LogoutSender = (url: string, body: URLSearchParams, timeoutMs: number) => Promise<number>;
 
 /** §2.5: a plain form POST; redirects are not followed (a 3xx is a failure). */
-export const fetchLogoutSender: LogoutSender = async (url, body, timeoutMs) => {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-cache' },
-    body,
-    redirect: 'manual',
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  await res.body?.cancel();
-  return res.status;
-};
+export function outboundLogoutSender(http: OutboundHttp): LogoutSender {
+  return async (url, body, timeoutMs) => {
+    const res = await http({
+      url, method: 'POST', timeoutMs, maxBytes: 4096, body: body.toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-cache' },
+    });
+    return res.status;
+  };
+}
 
 export interface LogoutDelivery {
   clientId: string;
@@ -51,6 +50,6 @@ export async function deliverLogout(send: LogoutSender, client: Client, token: s
     const status = await send(client.backchannelLogoutUri!, new URLSearchParams({ logout_token: token }), timeoutMs);
     return { clientId: client.id, ok: status >= 200 && status < 300, status };
   } catch (e) {
-    return { clientId: client.id, ok: false, error: (e as Error).name === 'TimeoutError' ? 'timed out' : (e as Error).message };
+    return { clientId: client.id, ok: false, error: (e as OutboundError).kind === 'timeout' ? 'timed out' : (e as Error).message };
   }
 }

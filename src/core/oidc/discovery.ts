@@ -1,5 +1,6 @@
 import { USERINFO_CLAIMS } from './userinfo.js';
 import { PROMPT_VALUES } from './prompt.js';
+import { ID_TOKEN_ALGORITHMS } from './id-token.js';
 
 export const USERINFO_PATH = '/userinfo';
 export const END_SESSION_PATH = '/session/end';
@@ -7,7 +8,7 @@ export const END_SESSION_PATH = '/session/end';
 /**
  * OpenID Connect Discovery 1.0 §3: the RFC 8414 metadata plus what an
  * OpenID relying party looks for. Only what is served is advertised:
- * ES256-signed ID tokens, public subject identifiers, RP-initiated and
+ * ES256- or RS256-signed ID tokens, public subject identifiers, RP-initiated and
  * back-channel logout; no request objects, no front-channel logout.
  */
 export function openIdConfiguration(oauthMetadata: Record<string, unknown>, issuer: string): Record<string, unknown> {
@@ -17,7 +18,8 @@ export function openIdConfiguration(oauthMetadata: Record<string, unknown>, issu
     end_session_endpoint: `${issuer}${END_SESSION_PATH}`,
     scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: ['ES256'],
+    // Discovery §3: RS256 MUST be listed; ES256 is the default, RS256 per client.
+    id_token_signing_alg_values_supported: [...ID_TOKEN_ALGORITHMS],
     claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', ...USERINFO_CLAIMS.filter((c) => c !== 'sub')],
     claim_types_supported: ['normal'],
     prompt_values_supported: [...PROMPT_VALUES],

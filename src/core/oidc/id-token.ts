@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Client } from '../model.js';
+import type { Client, IdTokenAlg } from '../model.js';
 import type { Clock, Stores } from '../ports.js';
 import type { OAuthConfig } from '../oauth/config.js';
 import type { KeyRing } from '../oauth/keys.js';
@@ -7,9 +7,12 @@ import type { TokenResponse } from '../oauth/tokens.js';
 
 export const OPENID = 'openid';
 
+/** What ID tokens (and so ID token hints) may be signed with: the ring's two algorithms. */
+export const ID_TOKEN_ALGORITHMS: readonly IdTokenAlg[] = ['ES256', 'RS256'];
+
 /**
  * OpenID Connect Core §3.1.3.6: base64url of the left half of the SHA-256
- * of the access token's ASCII octets (SHA-256 because we sign with ES256).
+ * of the access token's ASCII octets (SHA-256: the hash of both ES256 and RS256).
  */
 export function atHash(accessToken: string): string {
   return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
@@ -29,8 +32,9 @@ export interface IdTokenGrant {
 }
 
 /**
- * ID tokens (OpenID Connect Core §2), signed with the server's ES256 key
- * (`typ: JWT`). They carry identity only; profile and e-mail claims come
+ * ID tokens (OpenID Connect Core §2), signed with the server's ES256 key, or
+ * its RS256 key for a client registered with `id_token_signed_response_alg`
+ * RS256 (OpenID Connect Registration §2), `typ: JWT`. They carry identity only; profile and e-mail claims come
  * from the UserInfo endpoint, since an access token is always issued beside
  * them (§5.4).
  */
@@ -65,6 +69,6 @@ export class IdTokenIssuer {
       ...(grant.nonce ? { nonce: grant.nonce } : {}),
       ...(signIn ? { sid: signIn.sid } : {}),
     };
-    response.id_token = this.keys.sign(claims, 'JWT');
+    response.id_token = this.keys.sign(claims, 'JWT', grant.client.idTokenAlg ?? 'ES256');
   }
 }

@@ -1,4 +1,4 @@
-import { OAuthError, invalidRequest } from '../errors.js';
+import { GatehouseError, invalidRequest } from '../errors.js';
 import { single, type Params } from '../params.js';
 
 /** OpenID Connect Core §3.1.2.1 `prompt` values. Account selection has nothing to choose from here, so it just proceeds. */
@@ -31,7 +31,7 @@ export type AuthorizationStep =
   | { next: 'login' }
   | { next: 'consent' }
   | { next: 'approve' }
-  | { next: 'error'; error: OAuthError };
+  | { next: 'error'; error: GatehouseError };
 
 /**
  * What the authorization endpoint does next for a person (§3.1.2.3,
@@ -50,10 +50,10 @@ export async function authorizationStep(
   // max_age=0 asks for a sign-in now, whatever the clock's resolution says about "older than".
   const stale = session !== undefined && req.maxAge !== undefined && (req.maxAge === 0 || now - session.authTime > req.maxAge * 1000);
   if (!session || stale || req.prompt.includes('login')) {
-    return silent ? { next: 'error', error: new OAuthError('login_required', 'the user must sign in') } : { next: 'login' };
+    return silent ? { next: 'error', error: new GatehouseError('login_required', 'the user must sign in') } : { next: 'login' };
   }
   if (req.prompt.includes('consent') || (await consentNeeded())) {
-    return silent ? { next: 'error', error: new OAuthError('consent_required', 'the user must approve this application') } : { next: 'consent' };
+    return silent ? { next: 'error', error: new GatehouseError('consent_required', 'the user must approve this application') } : { next: 'consent' };
   }
   return { next: 'approve' };
 }

@@ -4,7 +4,7 @@ import type { Clock, Storage } from '../ports.js';
 import type { SessionManager } from '../sessions.js';
 import type { OAuthConfig } from '../oauth/config.js';
 import type { KeyRing } from '../oauth/keys.js';
-import { deliverLogout, fetchLogoutSender, logoutToken, type LogoutDelivery, type LogoutSender } from './backchannel.js';
+import { deliverLogout, logoutToken, type LogoutDelivery, type LogoutSender } from './backchannel.js';
 
 /** Back-Channel Logout 1.0 §2.7 keeps these alive past the session. */
 const OFFLINE_ACCESS = 'offline_access';
@@ -24,7 +24,8 @@ export interface SingleSignOnDeps {
   keys: KeyRing;
   config: OAuthConfig;
   clock: Clock;
-  send?: LogoutSender;
+  /** Delivers logout tokens (outboundLogoutSender over the guarded outbound client). */
+  send: LogoutSender;
   /** How long each application gets to answer a logout token. */
   logoutTimeoutMs?: number;
 }
@@ -42,7 +43,7 @@ export class SingleSignOn {
   private readonly timeoutMs: number;
 
   constructor(private readonly deps: SingleSignOnDeps) {
-    this.send = deps.send ?? fetchLogoutSender;
+    this.send = deps.send;
     this.timeoutMs = deps.logoutTimeoutMs ?? 3000;
   }
 

@@ -1,7 +1,8 @@
 import type { User } from '../model.js';
 import type { UserStore } from '../ports.js';
 import type { TokenInspector } from '../oauth/inspect.js';
-import { InsufficientScopeError, invalidToken } from '../resource/errors.js';
+import { insufficientScope, invalidToken } from '../resource/errors.js';
+import { audienceMatches } from '../resource/token.js';
 import { OPENID } from './id-token.js';
 
 /**
@@ -22,14 +23,16 @@ export function userInfoClaims(user: User, scope: readonly string[]): Record<str
 export const USERINFO_CLAIMS = ['sub', 'name', 'preferred_username', 'email'];
 
 /**
- * The UserInfo endpoint (§5.3): an access token we issued, still active,
- * granted `openid`, standing for a person. Failures are RFC 6750 §3.1 errors
- * (§5.3.3).
+ * The UserInfo endpoint (§5.3): an access token we issued, still active, for
+ * the audience Gatehouse issues its access tokens for (`audience`, the API
+ * URL; RFC 9068 §4 step 4), granted `openid`, standing for a person. Failures
+ * are RFC 6750 §3.1 errors (§5.3.3).
  */
-export async function userInfo(deps: { inspector: TokenInspector; users: UserStore }, token: string): Promise<Record<string, string>> {
+export async function userInfo(deps: { inspector: TokenInspector; users: UserStore; audience: string }, token: string): Promise<Record<string, string>> {
   const info = await deps.inspector.inspect(token);
   if (!info || info.kind !== 'access_token' || !info.active) throw invalidToken('the access token is invalid, expired or revoked');
-  if (!info.scope.includes(OPENID)) throw new InsufficientScopeError([OPENID]);
+  if (!audienceMatches(info.aud, [deps.audience])) throw invalidToken('the access token is meant for another audience');
+  if (!info.scope.includes(OPENID)) throw insufficientScope([OPENID]);
   const user = info.userId ? await deps.users.get(info.userId) : undefined;
   if (!user) throw invalidToken('the access token does not belong to a user');
   return userInfoClaims(user, info.scope);

@@ -1,6 +1,6 @@
 import { invalidRequest } from '../errors.js';
 import type { Params } from '../params.js';
-import { MissingTokenError } from './errors.js';
+import { missingToken } from './errors.js';
 
 /** What the resource server needs of an HTTP request to find its access token. */
 export interface BearerRequest {
@@ -41,7 +41,7 @@ function formBody(req: BearerRequest): Params | undefined {
  * form field (§2.2) or query parameter (§2.3). Using more than one method is
  * `invalid_request` (§2: "MUST NOT use more than one method"). An
  * `Authorization` header of another scheme is not a bearer credential and is
- * left alone; no token at all is a `MissingTokenError`.
+ * left alone; no token at all is `missingToken()`.
  */
 export function extractBearerToken(req: BearerRequest): string {
   const found: string[] = [];
@@ -56,6 +56,6 @@ export function extractBearerToken(req: BearerRequest): string {
   const fromQuery = param(req.query, 'query');
   if (fromQuery !== undefined) found.push(fromQuery);
   if (found.length > 1) throw invalidRequest('the access token was sent by more than one method (RFC 6750 §2)');
-  if (found.length === 0) throw new MissingTokenError();
+  if (found.length === 0) throw missingToken();
   return found[0]!;
 }

@@ -1,9 +1,9 @@
 import { sha256 } from '../crypto.js';
-import { OAuthError } from '../errors.js';
+import { GatehouseError } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { AccessTokenVerifier, VerifiedToken } from './token.js';
 
-type Entry = { ok: true; token: VerifiedToken; until: number } | { ok: false; error: OAuthError; until: number };
+type Entry = { ok: true; token: VerifiedToken; until: number } | { ok: false; error: GatehouseError; until: number };
 
 /**
  * Remembers what a verifier said about a token for a short time (RFC 7662 §4
@@ -52,7 +52,7 @@ export class CachedVerifier implements AccessTokenVerifier {
       this.put(key, { ok: true, token: verified, until: Math.min(until(), verified.expiresAt) });
       return verified;
     } catch (e) {
-      if (this.opts.cacheFailures !== false && e instanceof OAuthError && e.error === 'invalid_token') this.put(key, { ok: false, error: e, until: until() });
+      if (this.opts.cacheFailures !== false && e instanceof GatehouseError && e.code === 'invalid_token') this.put(key, { ok: false, error: e, until: until() });
       throw e;
     }
   }

@@ -1,6 +1,6 @@
 /** The resource-server side of OAuth (RFC 6750, RFC 9068 §4, RFC 7662 as a client), framework-free. */
 export { extractBearerToken, type BearerRequest } from './bearer.js';
-export { bearerErrorResponse, InsufficientScopeError, MissingTokenError, invalidToken, unavailable, type BearerErrorResponse } from './errors.js';
+export { insufficientScope, invalidToken, missingToken, unavailable } from './errors.js';
 export { requireScope, scopeRule, type ScopeRule } from './scope.js';
 export type { AccessTokenVerifier, VerifiedToken } from './token.js';
 export { CachedVerifier, TokenRouter } from './cache.js';

@@ -1,3 +1,4 @@
+import type { OutboundHttp } from '../outbound.js';
 import type { Clock } from '../ports.js';
 import { invalidToken, unavailable } from './errors.js';
 import { certBinding } from './binding.js';
@@ -9,11 +10,12 @@ export interface IntrospectionOptions {
   /** A client registered with `--introspect` (RFC 7662 §2.1: the caller must authenticate). */
   clientId: string;
   clientSecret: string;
-  /** When the response carries `iss`/`aud`, they must match. */
+  /** When the response carries `iss`, it must match; `aud` must be there and name this resource server. */
   issuer: string;
   audience: readonly string[];
   clock: Clock;
-  fetch?: typeof fetch;
+  /** The server-side HTTP client (src/infra/outbound/). */
+  http: OutboundHttp;
   timeoutMs?: number;
 }
 
@@ -35,15 +37,16 @@ export class IntrospectionVerifier implements AccessTokenVerifier {
   async verify(token: string): Promise<VerifiedToken> {
     let body: Record<string, unknown>;
     try {
-      const res = await (this.opts.fetch ?? fetch)(this.opts.endpoint, {
+      const res = await this.opts.http({
+        url: this.opts.endpoint,
         method: 'POST',
         headers: { authorization: this.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 5000),
+        timeoutMs: this.opts.timeoutMs ?? 5000,
       });
       // A 4xx here means our own credentials are wrong: a server problem, not the caller's.
       if (res.status !== 200) throw new Error(`introspection answered HTTP ${res.status}`);
-      body = (await res.json()) as Record<string, unknown>;
+      body = JSON.parse(res.body) as Record<string, unknown>;
       if (!body || typeof body !== 'object') throw new Error('introspection answered no object');
     } catch {
       throw unavailable('the authorization server could not check the token');
@@ -52,7 +55,8 @@ export class IntrospectionVerifier implements AccessTokenVerifier {
     if (body.active !== true) throw invalidToken('token is not active (expired, revoked or unknown)');
     if (typeof body.token_type === 'string' && body.token_type.toLowerCase() !== 'bearer') throw invalidToken('not an access token');
     if (body.iss !== undefined && body.iss !== this.opts.issuer) throw invalidToken('token issued by another authorization server');
-    if (body.aud !== undefined && !audienceMatches(body.aud, this.opts.audience)) throw invalidToken('token is meant for another audience');
+    // RFC 9068 §4 step 4, RFC 7662 §4: the token must be meant for us, so an answer naming no audience is refused.
+    if (!audienceMatches(body.aud, this.opts.audience)) throw invalidToken('token is meant for another audience');
     const now = this.opts.clock.now();
     if (typeof body.exp === 'number' && body.exp * 1000 <= now) throw invalidToken('token expired');
     const clientId = typeof body.client_id === 'string' ? body.client_id : '';

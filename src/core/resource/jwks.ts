@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { OutboundHttp } from '../outbound.js';
 import type { Clock } from '../ports.js';
 import { unavailable } from './errors.js';
 
@@ -17,10 +18,14 @@ export interface KeySource {
   get(kid: string): Promise<PublicKey | undefined>;
 }
 
+/** A JWK Set larger than this is not one we can use. */
+const JWKS_MAX_BYTES = 512 * 1024;
+
 export interface RemoteJwksOptions {
   /** The authorization server's `jwks_uri`. */
   uri: string;
-  fetch?: typeof fetch;
+  /** The server-side HTTP client (src/infra/outbound/). */
+  http: OutboundHttp;
   clock: Clock;
   /** How long a fetched set is used before it is fetched again (in the background). */
   ttlMs?: number;
@@ -73,12 +78,11 @@ export class RemoteJwks implements KeySource {
 
   private async load(): Promise<void> {
     this.lastAttempt = this.opts.clock.now();
-    const fetchFn = this.opts.fetch ?? fetch;
     let body: unknown;
     try {
-      const res = await fetchFn(this.opts.uri, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 5000) });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      body = await res.json();
+      const res = await this.opts.http({ url: this.opts.uri, headers: { accept: 'application/json' }, timeoutMs: this.opts.timeoutMs ?? 5000, maxBytes: JWKS_MAX_BYTES });
+      if (res.status !== 200 || res.truncated) throw new Error(`HTTP ${res.status}`);
+      body = JSON.parse(res.body);
     } catch {
       // With keys in hand we keep using them; without any, nothing can be verified.
       if (this.fetchedAt === undefined) throw unavailable('the signing keys of the authorization server could not be fetched');

@@ -1,4 +1,4 @@
-import { InsufficientScopeError } from './errors.js';
+import { insufficientScope } from './errors.js';
 
 /** Scopes a route needs: every one of `all`, and at least one of `any`. */
 export interface ScopeRule {
@@ -21,5 +21,5 @@ export function requireScope(granted: readonly string[], rule: ScopeRule): void 
   const anyOk = !rule.any?.length || rule.any.some((s) => have.has(s));
   if (missing.length === 0 && anyOk) return;
   // For "any of", name the first alternative: the attribute lists scopes that are all needed.
-  throw new InsufficientScopeError([...(rule.all ?? []), ...(anyOk ? [] : [rule.any![0]!])]);
+  throw insufficientScope([...(rule.all ?? []), ...(anyOk ? [] : [rule.any![0]!])]);
 }

@@ -1,11 +1,11 @@
 import type { TokenInfo } from '../oauth/inspect.js';
 import type { Clock } from '../ports.js';
 import { invalidToken } from './errors.js';
-import type { AccessTokenVerifier, VerifiedToken } from './token.js';
+import { audienceMatches, type AccessTokenVerifier, type VerifiedToken } from './token.js';
 
 /**
- * Looks tokens up where the authorization server keeps them (spec §5.5,
- * "token table"): for a resource server that shares Gatehouse's storage. The
+ * Looks tokens up where the authorization server keeps them (`table` in
+ * README, Resource server): for a resource server that shares Gatehouse's storage. The
  * inspector checks JWT signatures and the revocation list, opaque tokens by
  * hash, and token families; this adds what a resource server must add.
  */
@@ -21,7 +21,8 @@ export class TableVerifier implements AccessTokenVerifier {
     if (!info || info.kind !== 'access_token') throw invalidToken('unknown or invalid access token');
     if (!info.active) throw invalidToken('token revoked');
     if (info.exp * 1000 <= this.opts.clock.now()) throw invalidToken('token expired');
-    if (info.aud !== undefined && !this.opts.audience.includes(info.aud)) throw invalidToken('token is meant for another audience');
+    // RFC 9068 §4 step 4: a token names its audience, and it must be us; one naming none is refused too.
+    if (!audienceMatches(info.aud, this.opts.audience)) throw invalidToken('token is meant for another audience');
     return {
       subject: info.userId ?? info.clientId,
       clientId: info.clientId,

@@ -16,7 +16,7 @@ export interface VerifiedToken {
 }
 
 /**
- * Checks an access token. Throws an `OAuthError`: `invalid_token` for a token
+ * Checks an access token. Throws an `GatehouseError`: `invalid_token` for a token
  * that is not good (RFC 6750 §3.1), `temporarily_unavailable` when the
  * authorization server could not be asked.
  */

@@ -1,51 +1,57 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import formbody from '@fastify/formbody';
-import { OAuthError } from '../../core/errors.js';
+import { invalidRequest } from '../../core/errors.js';
 import { invalidToken } from '../../core/resource/errors.js';
 import { PROFILE_SCOPES, userProfile } from '../../core/resource/profile.js';
 import type { AccessTokenVerifier } from '../../core/resource/token.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { gatehouseFastify, sendBearerError } from '../../middleware/fastify.js';
-import { apiVerifier, lazyVerifier } from './verifier.js';
+import { apiResourceMetadata } from './resource-metadata.js';
 import { clientCertificateReader, httpsOptions } from '../tls.js';
-import { BEARER_CORS } from '../common.js';
+import { BEARER_CORS, readiness } from '../common.js';
+import { bearerAnswer, handlerFor } from '../errors.js';
+import { PARAMS, formBody, limitJsonDepth, validateWithZod } from '../input.js';
+import { instrumentHttp } from '../metrics.js';
 
 const REALM = 'gatehouse';
 
 /** Builds the resource server ({api_url}); never listens. */
-export async function buildApiServer(gh: Gatehouse, logger?: FastifyBaseLogger, verifier?: AccessTokenVerifier): Promise<FastifyInstance> {
+export async function buildApiServer(gh: Gatehouse, verifier: AccessTokenVerifier, logger?: FastifyBaseLogger, serverFactory?: FastifyServerFactory): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // Request URLs may carry access tokens (RFC 6750 §2.3): no per-request log lines.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: gh.config.trustProxy,
     ...httpsOptions(gh.config),
+    // The listener bound before the services were built (src/http/listener.ts).
+    ...(serverFactory ? { serverFactory } : {}),
     bodyLimit: 16 * 1024,
+    // A path the router cannot decode (`/user/%ZZ`): RFC 6750 §3.1 invalid_request, not fastify's own body.
+    frameworkErrors: (_err, _req, reply) => {
+      sendBearerError(reply, invalidRequest('malformed request path'), REALM);
+    },
   });
   await app.register(formbody);
+  instrumentHttp(app, 'api');
+  limitJsonDepth(app);
+  validateWithZod(app);
   // Malformed bodies, unsupported media types, oversize: invalid_request with a challenge (RFC 6750 §3.1).
-  app.setErrorHandler((error, req, reply) => {
-    if (error instanceof OAuthError) return sendBearerError(reply, error, REALM);
-    const status = (error as { statusCode?: number }).statusCode;
-    if (status && status >= 400 && status < 500) {
-      return sendBearerError(reply, new OAuthError('invalid_request', (error as Error).message, status === 413 ? 413 : 400), REALM);
-    }
-    req.log.error({ err: error }, 'request failed');
-    return sendBearerError(reply, error, REALM);
-  });
+  app.setErrorHandler(handlerFor((e) => bearerAnswer(e, REALM)));
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found', error_description: 'no resource at this address' }));
   app.addHook('onRequest', async (_req, reply) => {
     reply.headers(BEARER_CORS);
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => ((await gh.storage.ready()) ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable' })));
+  // RFC 9728: the metadata document, and `resource_metadata` in every challenge below.
+  apiResourceMetadata(app, gh);
+  app.get('/readyz', (_req, reply) => readiness(gh, reply));
   app.options('/user', async (_req, reply) => reply.code(204).send());
 
   await app.register(async (api) => {
-    await api.register(gatehouseFastify, { issuer: gh.oauth.issuer, audience: gh.oauth.audience, realm: REALM, verifier: verifier ?? lazyVerifier(() => apiVerifier(gh)),
+    await api.register(gatehouseFastify, { issuer: gh.oauth.issuer, audience: gh.oauth.audience, realm: REALM, verifier,
       clientCertificate: clientCertificateReader(gh.config) });
-    const profile = { config: { auth: { scope: { any: PROFILE_SCOPES } } } };
+    const config = { auth: { scope: { any: PROFILE_SCOPES } } };
     const user = async (req: import('fastify').FastifyRequest) => {
       const token = req.auth!;
       // A client acting for itself, or a deleted user: this token stands for no one signed in.
@@ -53,11 +59,12 @@ export async function buildApiServer(gh: Gatehouse, logger?: FastifyBaseLogger, 
       if (!found) throw invalidToken('the access token does not belong to a user');
       return userProfile(found, token.scope);
     };
-    api.get('/user', profile, async (req, reply) => {
+    // RFC 6750 §2.2, §2.3: the token may come as a form field or a query parameter, each a string.
+    api.get('/user', { config, schema: { querystring: PARAMS } }, async (req, reply) => {
       reply.header('cache-control', 'no-store');
       return user(req);
     });
-    api.post('/user', profile, async (req, reply) => {
+    api.post('/user', { config, schema: { querystring: PARAMS, body: formBody(PARAMS) } }, async (req, reply) => {
       reply.header('cache-control', 'no-store');
       return user(req);
     });

@@ -7,6 +7,7 @@ import type { Gatehouse } from '../../gatehouse.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { accountPage } from '../pages/account.js';
 import { clearSession, currentSession, logUndelivered } from './session-cookie.js';
+import { formBody, paramsOf } from '../input.js';
 
 const ACCOUNT = 'account';
 
@@ -35,7 +36,7 @@ export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promis
     }));
   };
 
-  app.get('/account', { config: page }, (req, reply) => {
+  app.get('/account', { config: page, schema: { querystring: paramsOf('done') } }, (req, reply) => {
     const done = (req.query as Params).done;
     const notice = done === 'session' ? 'That browser is signed out.' : done === 'app' ? 'The app no longer has access to your account.' : undefined;
     return show(req, reply, 200, notice);
@@ -60,7 +61,7 @@ export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promis
     return { current, body };
   };
 
-  app.post('/account/sessions/revoke', { config: page }, async (req, reply) => {
+  app.post('/account/sessions/revoke', { config: page, schema: { body: formBody(paramsOf('csrf_token', 'sid')) } }, async (req, reply) => {
     const ok = await guard(req, reply);
     if (!ok) return reply;
     const sid = field(ok.body, 'sid');
@@ -75,7 +76,7 @@ export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promis
     return reply.redirect('/account?done=session', 303);
   });
 
-  app.post('/account/apps/revoke', { config: page }, async (req, reply) => {
+  app.post('/account/apps/revoke', { config: page, schema: { body: formBody(paramsOf('csrf_token', 'client_id')) } }, async (req, reply) => {
     const ok = await guard(req, reply);
     if (!ok) return reply;
     const clientId = field(ok.body, 'client_id');

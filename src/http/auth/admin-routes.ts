@@ -1,57 +1,63 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createClient, createUser, describeClient, InputError, rotateClientSecret, type ClientInput } from '../../core/admin.js';
+import { z } from 'zod';
+import { createClient, createUser, describeClient, rotateClientSecret, type ClientInput } from '../../core/admin.js';
 import { safeEqual } from '../../core/crypto.js';
-import { OAuthError } from '../../core/errors.js';
+import { invalidToken, notFound, tooManyAttempts } from '../../core/errors.js';
 import type { Gatehouse } from '../../gatehouse.js';
-import { UsernameTakenError } from '../../store/index.js';
 import { noStore } from '../common.js';
-import { webhookRoutes } from './webhook-routes.js';
+import { adminAnswer, handlerFor } from '../errors.js';
+import { eventWebhookRoutes } from './event-webhook-routes.js';
+import { jsonObject, pathParams } from '../input.js';
 
-const asBody = (req: FastifyRequest): Record<string, unknown> => {
-  const b = req.body;
-  if (!b || typeof b !== 'object' || Array.isArray(b)) throw new InputError('the body must be a JSON object');
-  return b as Record<string, unknown>;
-};
-
-const strings = (v: unknown, name: string): string[] | undefined => {
-  if (v === undefined) return undefined;
-  if (typeof v === 'string') return v.split(/[ ,]+/).filter(Boolean);
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
-  throw new InputError(`${name} must be a string or an array of strings`);
-};
+const text = z.string({ error: 'must be a string' });
+/** Absent or null: not given. */
+const optText = text.nullish().transform((v) => v ?? undefined);
+const flag = z.boolean({ error: 'must be a boolean' }).optional();
+/** A JSON array of strings, or one string of space- or comma-separated items. */
+const list = z.union([z.string().transform((v) => v.split(/[ ,]+/).filter(Boolean)), z.array(z.string())], { error: 'must be a string or an array of strings' }).optional();
 
 /** The client registration fields the admin API accepts (RFC 7591 names). */
-export function clientInputFrom(b: Record<string, unknown>): ClientInput {
-  const opt = (name: string) => {
-    const v = b[name];
-    if (v !== undefined && v !== null && typeof v !== 'string') throw new InputError(`${name} must be a string`);
-    return v as string | undefined;
-  };
-  const flagOf = (name: string) => {
-    const v = b[name];
-    if (v !== undefined && typeof v !== 'boolean') throw new InputError(`${name} must be a boolean`);
-    return v as boolean | undefined;
-  };
+const CLIENT = jsonObject({
+  client_name: optText, name: optText, redirect_uris: list, grant_types: list, scope: optText, public: flag,
+  token_endpoint_auth_method: optText, trusted: flag, introspect: flag, domain: optText, token_format: optText,
+  // OpenID Connect RP-Initiated Logout 1.0 §3.1 and Back-Channel Logout 1.0 §2.2 registration names.
+  post_logout_redirect_uris: list, backchannel_logout_uri: optText,
+  // RFC 8705 (PEM certificate or its x5t#S256) and the address allow-list (README, Application-level access).
+  tls_client_certificate: optText, tls_client_certificate_thumbprint: optText, allowed_addresses: list,
+  // OpenID Connect Registration §2 and RFC 9126 §6.
+  id_token_signed_response_alg: optText, require_pushed_authorization_requests: flag,
+  // RFC 7591 §2: a JWK Set object (or its JSON text) and its URL.
+  jwks: z.union([z.string(), z.record(z.string(), z.unknown()).transform((v) => JSON.stringify(v))], { error: 'must be a JWK Set' }).optional(), jwks_uri: optText,
+});
+const USER = jsonObject({ username: text.optional(), email: text.optional(), password: text.optional(), name: optText });
+const ID = pathParams('id');
+
+export function clientInputFrom(b: z.output<typeof CLIENT>): ClientInput {
   return {
-    name: opt('client_name') ?? opt('name') ?? '',
-    redirectUris: strings(b.redirect_uris, 'redirect_uris') ?? [],
-    grantTypes: strings(b.grant_types, 'grant_types'),
-    scope: opt('scope'),
-    public: flagOf('public'),
-    authMethod: opt('token_endpoint_auth_method'),
-    trusted: flagOf('trusted'),
-    introspect: flagOf('introspect'),
-    domain: opt('domain'),
-    tokenFormat: opt('token_format'),
-    // OpenID Connect RP-Initiated Logout 1.0 §3.1 and Back-Channel Logout 1.0 §2.2 registration names.
-    postLogoutRedirectUris: strings(b.post_logout_redirect_uris, 'post_logout_redirect_uris'),
-    backchannelLogoutUri: opt('backchannel_logout_uri'),
-    // RFC 8705 (PEM certificate or its x5t#S256) and the address allow-list (spec §5.1).
-    tlsClientCertificate: opt('tls_client_certificate'),
-    tlsClientCertificateThumbprint: opt('tls_client_certificate_thumbprint'),
-    allowedAddresses: strings(b.allowed_addresses, 'allowed_addresses'),
+    name: b.client_name ?? b.name ?? '',
+    redirectUris: b.redirect_uris ?? [],
+    grantTypes: b.grant_types,
+    scope: b.scope,
+    public: b.public,
+    authMethod: b.token_endpoint_auth_method,
+    trusted: b.trusted,
+    introspect: b.introspect,
+    domain: b.domain,
+    tokenFormat: b.token_format,
+    postLogoutRedirectUris: b.post_logout_redirect_uris,
+    backchannelLogoutUri: b.backchannel_logout_uri,
+    tlsClientCertificate: b.tls_client_certificate,
+    tlsClientCertificateThumbprint: b.tls_client_certificate_thumbprint,
+    allowedAddresses: b.allowed_addresses,
+    idTokenAlg: b.id_token_signed_response_alg,
+    requirePar: b.require_pushed_authorization_requests,
+    jwks: b.jwks,
+    jwksUri: b.jwks_uri,
   };
 }
+
+const tooMany = (retryAfterSeconds: number) =>
+  tooManyAttempts('invalid_token', 'too many failed attempts with the admin credential; try again later', retryAfterSeconds);
 
 /**
  * The admin HTTP API, behind `Authorization: Bearer <GATEHOUSE_ADMIN_TOKEN>`.
@@ -63,35 +69,41 @@ export async function adminRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     noStore(reply);
     // RFC 7235 §2.1: the scheme is case-insensitive.
     const m = /^Bearer +(.+)$/i.exec(req.headers.authorization ?? '');
-    if (!adminToken || !m || !safeEqual(m[1]!, adminToken)) {
-      reply.header('www-authenticate', 'Bearer realm="gatehouse-admin"');
-      throw new OAuthError('invalid_token', adminToken ? 'admin credential required' : 'the admin API is disabled (set GATEHOUSE_ADMIN_TOKEN)', 401);
+    const refuse = () => invalidToken(adminToken ? 'admin credential required' : 'the admin API is disabled (set GATEHOUSE_ADMIN_TOKEN)',
+      { challenge: { scheme: 'Bearer', realm: 'gatehouse-admin', bare: true } });
+    if (!adminToken || !m) throw refuse();
+    // One secret, so one id: wrong tokens from anywhere lock it, and each address on its own (src/core/throttle.ts).
+    const gate = await gh.adminThrottle.check('admin', req.ip);
+    if (!gate.allowed) throw tooMany(gate.retryAfterSeconds);
+    if (!safeEqual(m[1]!, adminToken)) {
+      const verdict = await gh.adminThrottle.failed('admin', req.ip);
+      throw verdict.allowed ? refuse() : tooMany(verdict.retryAfterSeconds);
     }
   });
-  app.setErrorHandler((err, req, reply) => {
-    if (err instanceof InputError || err instanceof UsernameTakenError) return reply.code(400).send({ error: 'invalid_request', error_description: err.message });
-    throw err;
-  });
+  // Every admin route, the webhook routes registered below included: an unknown id is 404 not_found.
+  app.setErrorHandler(handlerFor(adminAnswer));
 
-  app.post('/clients', async (req, reply) => {
-    const { client, secret } = await createClient(gh.storage, gh.clock, clientInputFrom(asBody(req)));
+  app.post('/clients', { schema: { body: CLIENT } }, async (req, reply) => {
+    const { client, secret } = await createClient(gh.storage, gh.clock, clientInputFrom(req.body as z.output<typeof CLIENT>));
     return reply.code(201).send(describeClient(client, secret));
   });
   app.get('/clients', async () => ({ clients: (await gh.storage.clients.list()).map((c) => describeClient(c)) }));
-  app.get<{ Params: { id: string } }>('/clients/:id', async (req, reply) => {
+  app.get<{ Params: { id: string } }>('/clients/:id', { schema: { params: ID } }, async (req) => {
     const c = await gh.storage.clients.get(req.params.id);
-    return c ? describeClient(c) : reply.code(404).send({ error: 'not_found', error_description: 'unknown client' });
+    if (!c) throw notFound('unknown client');
+    return describeClient(c);
   });
-  app.delete<{ Params: { id: string } }>('/clients/:id', async (req, reply) =>
-    (await gh.storage.clients.delete(req.params.id)) ? reply.code(204).send() : reply.code(404).send({ error: 'not_found', error_description: 'unknown client' }));
-  app.post<{ Params: { id: string } }>('/clients/:id/secret', async (req) => {
+  app.delete<{ Params: { id: string } }>('/clients/:id', { schema: { params: ID } }, async (req, reply) => {
+    if (!(await gh.storage.clients.delete(req.params.id))) throw notFound('unknown client');
+    return reply.code(204).send();
+  });
+  app.post<{ Params: { id: string } }>('/clients/:id/secret', { schema: { params: ID } }, async (req) => {
     const secret = await rotateClientSecret(gh.storage, gh.clock, req.params.id, gh.oauth.secretRotationGrace);
     return { client_id: req.params.id, client_secret: secret, previous_secret_valid_for: gh.oauth.secretRotationGrace };
   });
-  app.post('/users', async (req, reply) => {
-    const b = asBody(req);
-    const str = (k: string) => (typeof b[k] === 'string' ? (b[k] as string) : '');
-    const user = await createUser(gh.storage, gh.hasher, gh.clock, { username: str('username'), email: str('email'), password: str('password'), name: str('name') || null });
+  app.post('/users', { schema: { body: USER } }, async (req, reply) => {
+    const b = req.body as z.output<typeof USER>;
+    const user = await createUser(gh.storage, gh.hasher, gh.clock, { username: b.username ?? '', email: b.email ?? '', password: b.password ?? '', name: b.name || null });
     return reply.code(201).send({ id: user.id, username: user.username, email: user.email });
   });
   app.post('/keys/rotate', async () => {
@@ -99,5 +111,5 @@ export async function adminRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     return { kid: key.kid, alg: key.alg };
   });
   // Webhook endpoints, delivery log and replay (a child context: the bearer check above applies).
-  await app.register(async (child) => webhookRoutes(child, gh));
+  await app.register(async (child) => eventWebhookRoutes(child, gh));
 }

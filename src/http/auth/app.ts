@@ -2,8 +2,8 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import cookie from '@fastify/cookie';
 import type { Gatehouse } from '../../gatehouse.js';
-import { handleError, rejectNulCharacters, sendErrorPage, sendOAuthError } from '../common.js';
-import { OAuthError } from '../../core/errors.js';
+import { handleError, readiness, rejectNulCharacters, sendErrorPage, sendOAuthError } from '../common.js';
+import { invalidRequest } from '../../core/errors.js';
 import { adminRoutes } from './admin-routes.js';
 import { authorizeRoutes } from './authorize-routes.js';
 import { loginRoutes } from './login-routes.js';
@@ -12,33 +12,41 @@ import { oidcRoutes } from './oidc-routes.js';
 import { accountRoutes } from './account-routes.js';
 import { federationRoutes } from './federation-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
+import { consolePages } from '../console/index.js';
 import { httpsOptions } from '../tls.js';
-import type { FastifyBaseLogger } from 'fastify';
+import { limitJsonDepth, validateWithZod } from '../input.js';
+import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
+import { instrumentHttp } from '../metrics.js';
 
 /** Builds the authorization server ({auth_url}); never listens (tests call inject or listen themselves). */
-export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
+export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger, serverFactory?: FastifyServerFactory): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request log lines would carry URLs (codes, states) and cost throughput; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: gh.config.trustProxy,
     ...httpsOptions(gh.config),
+    // The listener bound before the services were built (src/http/listener.ts).
+    ...(serverFactory ? { serverFactory } : {}),
     bodyLimit: 64 * 1024,
     // A path the router cannot decode (`/%ZZ`) or an over-long path parameter: an RFC-shaped 400, not fastify's own body.
     frameworkErrors: (_err, _req, reply) => {
-      sendOAuthError(reply, new OAuthError('invalid_request', 'malformed request path', 400));
+      sendOAuthError(reply, invalidRequest('malformed request path'));
     },
   });
   await app.register(formbody);
+  instrumentHttp(app, 'auth');
+  limitJsonDepth(app);
+  validateWithZod(app);
   app.setErrorHandler(handleError);
   app.addHook('preHandler', rejectNulCharacters);
   app.setNotFoundHandler((req, reply) => {
     if (req.headers.accept?.includes('text/html')) return sendErrorPage(reply, 404, 'Not found', 'There is no page at this address.');
-    return sendOAuthError(reply, new OAuthError('invalid_request', 'not found', 404));
+    return sendOAuthError(reply, invalidRequest('not found', { status: 404 }));
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => ((await gh.storage.ready()) ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable' })));
+  app.get('/readyz', (_req, reply) => readiness(gh, reply));
 
   await oauthRoutes(app, gh);
   // Only the pages (and the OpenID Connect routes beside them) use cookies: @fastify/cookie's
@@ -53,6 +61,8 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger)
     await accountRoutes(pages, gh);
     await federationRoutes(pages, gh);
   });
+  // The admin console shares /admin/… with the JSON API: a request with a bearer token gets the API.
+  await consolePages(app, gh);
   await app.register(async (admin) => adminRoutes(admin, gh), { prefix: '/admin' });
   return app;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AuthorizeError, type AuthorizationRequest } from '../../core/oauth/authorize.js';
+import type { AuthorizationRequest } from '../../core/oauth/authorize.js';
+import { GatehouseError } from '../../core/errors.js';
 import { single, type Params } from '../../core/params.js';
 import { formatScope } from '../../core/scope.js';
 import { csrfToken, csrfValid } from '../../core/sessions.js';
@@ -8,6 +9,8 @@ import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { consentPage } from '../pages/pages.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { currentSession } from './session-cookie.js';
+import { PARAMS, formBody } from '../input.js';
+import { consumePushed, pushedRequest } from './par-routes.js';
 import { afterReauthentication, authorizationStep } from '../../core/oidc/prompt.js';
 import { sessionSid } from '../../core/oidc/sso.js';
 
@@ -37,8 +40,18 @@ function returnsTo(redirectUri: string): string | undefined {
   }
 }
 
+/**
+ * Node's HTTP parser, and so most clients, refuse response headers over
+ * 16 KB (some proxies 8 KB): an authorization request so large that its
+ * encoded return address would not fit gets a page, not a Location header
+ * that breaks the connection (found by the fuzz: a 10 KB `state`).
+ */
+const MAX_LOGIN_REDIRECT = 8192;
+
 function loginRedirect(reply: FastifyReply, returnTo: string, status: 302 | 303) {
-  return reply.redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, status);
+  const target = `/login?return_to=${encodeURIComponent(returnTo)}`;
+  if (target.length > MAX_LOGIN_REDIRECT) return sendErrorPage(reply, 400, 'This sign-in link is too long', 'Go back to the application and try again.');
+  return reply.redirect(target, status);
 }
 
 /**
@@ -49,15 +62,19 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
   const page = { kind: 'page' as const };
 
   const fail = (reply: FastifyReply, e: unknown, status: 302 | 303) => {
-    if (!(e instanceof AuthorizeError)) throw e;
-    if (e.redirect) return reply.redirect(gh.authorization.errorRedirect(e.oauth, e.redirect), status);
-    return sendErrorPage(reply, 400, 'This sign-in link is not valid', e.oauth.description ?? e.oauth.error);
+    // RFC 6749 §4.1.2.1: to the verified redirect URI when there is one, else a page (the error handler's).
+    if (!(e instanceof GatehouseError) || e.status >= 500) throw e;
+    if (e.redirect) return reply.redirect(gh.authorization.errorRedirect(e, e.redirect), status);
+    throw e.with({ status: 400, title: 'This sign-in link is not valid' });
   };
 
   const show = async (req: FastifyRequest, reply: FastifyReply) => {
+    // RFC 9126 §4: a request_uri stands for the request its client pushed.
+    const pushed = await pushedRequest(gh, reply, req.query as Params);
+    if (!pushed) return reply;
     let ar: AuthorizationRequest;
     try {
-      ar = await gh.authorization.validate(req.query as Params);
+      ar = await gh.authorization.validate(pushed.params);
     } catch (e) {
       return fail(reply, e, 302);
     }
@@ -69,7 +86,10 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     }
     if (step.next === 'login' || !current) return loginRedirect(reply, afterReauthentication(req.url), 302);
     const user = { id: current.user.id, authTime: current.session.authTime, sid: sessionSid(current.session) };
-    if (step.next === 'approve') return reply.redirect(await gh.authorization.approve(ar, user), 302);
+    if (step.next === 'approve') {
+      if (!(await consumePushed(gh, reply, pushed))) return reply;
+      return reply.redirect(await gh.authorization.approve(ar, user), 302);
+    }
     return sendPage(reply, 200, consentPage({
       clientName: ar.client.name,
       username: current.user.username,
@@ -78,7 +98,8 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
       returnsTo: returnsTo(ar.redirectUri),
       csrf: csrfToken(current.id, CONSENT),
       action: req.url.split('?')[0]!,
-      fields: requestFields(ar),
+      // A pushed request travels as its handle only, so nothing in the form can change it.
+      fields: pushed.requestUri ? { client_id: ar.client.id, request_uri: pushed.requestUri } : requestFields(ar),
     }));
   };
 
@@ -96,9 +117,11 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     if (!csrfValid(current.id, CONSENT, body.csrf_token)) {
       return sendErrorPage(reply, 403, 'Request expired', 'This form is no longer valid. Go back to the application and try again.');
     }
+    const pushedBody = await pushedRequest(gh, reply, body);
+    if (!pushedBody) return reply;
     let ar: AuthorizationRequest;
     try {
-      ar = await gh.authorization.validate(body);
+      ar = await gh.authorization.validate(pushedBody.params);
     } catch (e) {
       return fail(reply, e, 303);
     }
@@ -108,6 +131,8 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     } catch {
       approve = undefined;
     }
+    // RFC 9126 §4: the first decision on a pushed request consumes it; a replayed form finds it gone.
+    if ((approve === 'true' || approve === 'false') && !(await consumePushed(gh, reply, pushedBody))) return reply;
     // 303 after a POST, so the browser does not re-post the form to the client (RFC 9700 §4.12).
     if (approve === 'true') {
       return reply.redirect(await gh.authorization.approve(ar, { id: current.user.id, authTime: current.session.authTime, sid: sessionSid(current.session) }), 303);
@@ -117,7 +142,7 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
   };
 
   for (const url of AUTHORIZE_PATHS) {
-    app.get(url, { config: page }, show);
-    app.post(url, { config: page }, decide);
+    app.get(url, { config: page, schema: { querystring: PARAMS } }, show);
+    app.post(url, { config: page, schema: { body: formBody(PARAMS) } }, decide);
   }
 }

@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ChoiceError, Federation, FederationError, type Provider } from '../../core/federation/index.js';
+import { z } from 'zod';
+import { ChoiceError, type Federation, type Provider } from '../../core/federation/index.js';
+import { accessDenied } from '../../core/errors.js';
 import { single, type Params } from '../../core/params.js';
 import { csrfToken, csrfValid } from '../../core/sessions.js';
 import type { Gatehouse } from '../../gatehouse.js';
-import { federationStorage } from '../../store/federation/index.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { firstSignInPage } from '../pages/federation.js';
-import { SESSION_COOKIE, cookieOptions, logUndelivered, safeReturnTo } from './session-cookie.js';
+import { PARAMS, formBody, paramsOf } from '../input.js';
+import { cookieOptions, logUndelivered, safeReturnTo, sessionCookie } from './session-cookie.js';
 
 /** The `state` of a sign-in at a provider, bound to this browser (RFC 6749 §10.12). */
 const STATE_COOKIE = 'gh_fed_state';
@@ -37,28 +39,21 @@ export function signInWithLinks(gh: Gatehouse, returnTo: string): { name: string
  * account or link one they prove is theirs.
  */
 export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
-  if (gh.config.federationProviders.length === 0) return;
-  const federation = new Federation(gh.config.federationProviders, { storage: federationStorage(gh.storage), login: gh.login, clock: gh.clock });
+  if (!gh.federation) return;
+  const federation: Federation = gh.federation;
   const page = { config: { kind: 'page' as const } };
+  const provider = z.object({ provider: z.string() });
   // Only the /federation pages need these cookies.
   const flowCookie = (maxAge?: number) => ({ ...cookieOptions(gh, maxAge), path: '/federation' });
 
   /** As the password form does: a fresh cookie, single sign-on's `sid` kept for the same person (src/core/oidc/sso.ts). */
   async function startSession(req: FastifyRequest, reply: FastifyReply, userId: string): Promise<void> {
-    const { id, ended } = await gh.sso.signIn(req.cookies[SESSION_COOKIE], userId, req.headers['user-agent']);
+    // An administrator locked the account (admin console): no provider signs it in either.
+    if (await gh.console.isLocked(userId)) throw accessDenied('This account is locked. Ask an administrator to unlock it.');
+    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], userId, req.headers['user-agent']);
     logUndelivered(req, ended);
-    reply.setCookie(SESSION_COOKIE, id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
+    reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
   }
-
-  /** A sign-in that cannot go on is a page for the person, with the status the error carries. */
-  const shown = <R extends FastifyRequest>(handler: (req: R, reply: FastifyReply) => Promise<FastifyReply>) => async (req: R, reply: FastifyReply) => {
-    try {
-      return await handler(req, reply);
-    } catch (e) {
-      if (e instanceof FederationError) return sendErrorPage(reply, e.status, e.title, e.description ?? e.error);
-      throw e;
-    }
-  };
 
   const providerOf = (id: string, reply: FastifyReply) => {
     const p = federation.provider(id);
@@ -66,16 +61,17 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
     return p;
   };
 
-  app.get<{ Params: { provider: string } }>('/federation/:provider/start', page, shown(async (req, reply) => {
+  app.get<{ Params: { provider: string } }>('/federation/:provider/start', { ...page, schema: { params: provider, querystring: paramsOf('return_to') } }, async (req, reply) => {
     const p = providerOf(req.params.provider, reply);
     if (!p) return reply;
     const returnTo = safeReturnTo(gh, str(req.query as Params, 'return_to'));
     const { location, state } = await federation.signIn.begin(p, callbackUrl(gh, p), returnTo);
     reply.setCookie(STATE_COOKIE, state, flowCookie(FLOW_SECONDS));
     return reply.redirect(location, 302);
-  }));
+  });
 
-  app.get<{ Params: { provider: string } }>('/federation/:provider/callback', page, shown(async (req, reply) => {
+  // The provider's authorization response (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207 iss).
+  app.get<{ Params: { provider: string } }>('/federation/:provider/callback', { ...page, schema: { params: provider, querystring: PARAMS } }, async (req, reply) => {
     const p = providerOf(req.params.provider, reply);
     if (!p) return reply;
     const state = req.cookies[STATE_COOKIE];
@@ -88,7 +84,7 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
     }
     reply.setCookie(PENDING_COOKIE, outcome.pending, flowCookie(FLOW_SECONDS));
     return reply.redirect('/federation/continue', 303);
-  }));
+  });
 
   const expired = (reply: FastifyReply) => sendErrorPage(reply, 400, 'Sign-in expired', 'This sign-in has expired. Start again from the sign-in page.');
 
@@ -106,9 +102,9 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
     }));
   }
 
-  app.get('/federation/continue', page, shown((req, reply) => choicePage(req, reply, 200)));
+  app.get('/federation/continue', page, (req, reply) => choicePage(req, reply, 200));
 
-  app.post('/federation/continue', page, shown(async (req, reply) => {
+  app.post('/federation/continue', { ...page, schema: { body: formBody(paramsOf('csrf_token', 'action', 'username', 'password')) } }, async (req, reply) => {
     if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the form must be sent as a form');
     const body = (req.body ?? {}) as Params;
     const handle = req.cookies[PENDING_COOKIE];
@@ -128,5 +124,5 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
       if (!(e instanceof ChoiceError)) throw e;
       return choicePage(req, reply, e.status, { error: e.message, errorIn: action === 'create' ? 'create' : 'link', linkUsername: action === 'link' ? username.slice(0, 64) : '' });
     }
-  }));
+  });
 }

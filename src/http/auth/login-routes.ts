@@ -8,7 +8,8 @@ import { homePage, loginPage } from '../pages/pages.js';
 import { stylesheet } from '../pages/style.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { signInWithLinks } from './federation-routes.js';
-import { CSRF_COOKIE, SESSION_COOKIE, clearSession, cookieOptions, currentSession, logUndelivered, safeReturnTo } from './session-cookie.js';
+import { formBody, paramsOf } from '../input.js';
+import { clearSession, csrfCookie, cookieOptions, currentSession, logUndelivered, safeReturnTo, sessionCookie } from './session-cookie.js';
 
 const LOGIN = 'login';
 const LOGOUT = 'logout';
@@ -49,22 +50,22 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
   });
 
   // Login CSRF: the form carries an HMAC of a random HttpOnly cookie (RFC 6749 §10.12).
-  app.get('/login', { config: page }, async (req, reply) => {
-    let secret = req.cookies[CSRF_COOKIE];
+  app.get('/login', { config: page, schema: { querystring: paramsOf('return_to') } }, async (req, reply) => {
+    let secret = req.cookies[csrfCookie(gh)];
     if (!secret || secret.length > 64) {
       secret = randomToken();
-      reply.setCookie(CSRF_COOKIE, secret, cookieOptions(gh));
+      reply.setCookie(csrfCookie(gh), secret, cookieOptions(gh));
     }
     const q = req.query as Params;
     const returnTo = safeReturnTo(gh, str(q, 'return_to'));
     return sendPage(reply, 200, loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) }));
   });
 
-  app.post('/login', { config: page }, async (req, reply) => {
+  app.post('/login', { config: page, schema: { body: formBody(paramsOf('csrf_token', 'username', 'password', 'return_to')) } }, async (req, reply) => {
     if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the sign-in form must be sent as a form');
     const body = (req.body ?? {}) as Params;
     const returnTo = safeReturnTo(gh, str(body, 'return_to'));
-    const secret = req.cookies[CSRF_COOKIE];
+    const secret = req.cookies[csrfCookie(gh)];
     if (!csrfValid(secret, LOGIN, body.csrf_token)) {
       return sendErrorPage(reply, 403, 'Request expired', 'This sign-in form has expired. Go back and reload the page.');
     }
@@ -75,17 +76,22 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     if (!username || !password || username.length > 256 || password.length > 1024) return again(400, 'Enter your username and password.');
     const outcome = await gh.login.attempt(username, password, req.ip);
     if (!outcome.ok) {
-      if (outcome.reason === 'locked') return again(429, 'Too many failed sign-in attempts. Wait 15 minutes and try again.');
+      if (outcome.reason === 'locked') {
+        reply.header('retry-after', String(outcome.retryAfterSeconds));
+        return again(429, 'Too many failed sign-in attempts. Wait 15 minutes and try again.');
+      }
+      // An administrator locked the account (admin console, Users).
+      if (outcome.reason === 'disabled') return again(403, 'This account is locked. Ask an administrator to unlock it.');
       return again(401, 'Incorrect username or password.');
     }
     // Single sign-on: the same person keeps the session's sid; someone else's previous session ends (src/core/oidc/sso.ts).
-    const { id, ended } = await gh.sso.signIn(req.cookies[SESSION_COOKIE], outcome.user.id, req.headers['user-agent']);
+    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent']);
     logUndelivered(req, ended);
-    reply.setCookie(SESSION_COOKIE, id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
+    reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
     return reply.redirect(returnTo, 303);
   });
 
-  app.post('/logout', { config: page }, async (req, reply) => {
+  app.post('/logout', { config: page, schema: { body: formBody(paramsOf('csrf_token', 'return_to')) } }, async (req, reply) => {
     const current = await currentSession(gh, req);
     const body = (isForm(req) ? req.body ?? {} : {}) as Params;
     if (current) {

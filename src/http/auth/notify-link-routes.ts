@@ -6,6 +6,7 @@ import type { Gatehouse } from '../../gatehouse.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { html, layout } from '../pages/html.js';
 import { currentSession } from './session-cookie.js';
+import { formBody, paramsOf } from '../input.js';
 
 const PURPOSE = 'notify-link';
 
@@ -19,7 +20,7 @@ const tokenOf = (p: Params): string | undefined => {
 };
 
 /**
- * Linking a chat to one's account (spec §1.6): the notification bot answers
+ * Linking a chat to one's account (docs/events.md, Chat notifications): the notification bot answers
  * `/start` with a link here; the signed-in person confirms, and their own
  * security events go to that chat from then on.
  */
@@ -28,7 +29,7 @@ export async function notifyLinkRoutes(app: FastifyInstance, gh: Gatehouse): Pro
   const invalid = (reply: Parameters<typeof sendErrorPage>[0]) =>
     sendErrorPage(reply, 400, 'This link is not valid', 'the link has expired or was not made by this server; send /start to the bot again');
 
-  app.get(LINK_PATH, { config: page }, async (req, reply) => {
+  app.get(LINK_PATH, { config: page, schema: { querystring: paramsOf('token') } }, async (req, reply) => {
     const token = tokenOf(req.query as Params);
     if (!token || !(await readLinkToken(gh.keys, gh.oauth.issuer, token, gh.clock.now()))) return invalid(reply);
     const current = await currentSession(gh, req);
@@ -43,7 +44,7 @@ export async function notifyLinkRoutes(app: FastifyInstance, gh: Gatehouse): Pro
 </form>`));
   });
 
-  app.post(LINK_PATH, { config: page }, async (req, reply) => {
+  app.post(LINK_PATH, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'token')) } }, async (req, reply) => {
     if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the confirmation must be sent as a form');
     const body = (req.body ?? {}) as Params;
     const current = await currentSession(gh, req);

@@ -1,11 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthError } from '../../core/errors.js';
+import { GatehouseError } from '../../core/errors.js';
 import type { Params } from '../../core/params.js';
 import { authenticateClient } from '../../core/oauth/client-auth.js';
 import { introspect, revoke } from '../../core/oauth/introspection.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { formParams, noStore } from '../common.js';
 import { clientCertificateReader } from '../tls.js';
+import { PARAMS, formBody } from '../input.js';
+import { parMetadata } from '../../core/oauth/par.js';
+import { ACCEPTED_ALGORITHMS, HMAC_ALGORITHMS } from '../../core/jwt-verify.js';
+import { parRoutes } from './par-routes.js';
 
 export const AUTHORIZE_PATHS = ['/login/oauth/authorize', '/oauth2'] as const;
 export const TOKEN_PATHS = ['/login/oauth/access_token', '/oauth/token'] as const;
@@ -22,7 +26,9 @@ export function metadata(gh: Gatehouse): Record<string, unknown> {
     response_types_supported: ['code', 'token'],
     response_modes_supported: ['query', 'fragment'],
     grant_types_supported: grantTypes,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'self_signed_tls_client_auth'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'self_signed_tls_client_auth', 'private_key_jwt', 'client_secret_jwt'],
+    // RFC 7523 §2.2 assertions: asymmetric algorithms for private_key_jwt, HMAC for client_secret_jwt only (docs/security.md).
+    token_endpoint_auth_signing_alg_values_supported: [...ACCEPTED_ALGORITHMS, ...HMAC_ALGORITHMS],
     code_challenge_methods_supported: ['S256'],
     introspection_endpoint: `${iss}/oauth/check_token`,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'self_signed_tls_client_auth'],
@@ -32,12 +38,16 @@ export function metadata(gh: Gatehouse): Record<string, unknown> {
     // RFC 8705 §3.3: tokens of clients that authenticate with a certificate are bound to it.
     tls_client_certificate_bound_access_tokens: true,
     service_documentation: `${iss}/`,
+    // RFC 9126 §5.
+    ...parMetadata(iss, gh.par.required),
   };
 }
 
 export async function oauthRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
   const clientCert = clientCertificateReader(gh.config);
   const json = { kind: 'json' as const };
+  // RFC 6749 appendix B: every parameter is a string; which names a grant reads is its own table.
+  const form = { config: json, schema: { body: formBody(PARAMS) } };
 
   const token = async (req: FastifyRequest, reply: FastifyReply) => {
     noStore(reply);
@@ -45,25 +55,27 @@ export async function oauthRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     return gh.tokenEndpoint.handle({ params, authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw) });
   };
   for (const url of TOKEN_PATHS) {
-    app.post(url, { config: json }, token);
+    app.post(url, form, token);
     // RFC 6749 §3.2 requires POST; GET (credentials in URLs and logs) only when a deployment opts in.
-    app.get(url, { config: json }, async (req, reply) => {
+    app.get(url, { config: json, schema: { querystring: PARAMS } }, async (req, reply) => {
       if (gh.config.tokenEndpointGet) return token(req, reply);
       reply.header('allow', 'POST');
-      throw new OAuthError('invalid_request', 'the token endpoint accepts POST only', 405);
+      throw new GatehouseError('invalid_request', 'the token endpoint accepts POST only', 405);
     });
   }
 
-  app.post('/oauth/check_token', { config: json }, async (req, reply) => {
+  app.post('/oauth/check_token', form, async (req, reply) => {
     noStore(reply);
     return introspect({ params: formParams(req), authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw) }, { ...gh, inspector: gh.inspector, config: gh.oauth });
   });
 
-  app.post('/oauth/revoke', { config: json }, async (req, reply) => {
+  app.post('/oauth/revoke', form, async (req, reply) => {
     noStore(reply);
     await revoke({ params: formParams(req), authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw) }, gh);
     return reply.code(200).send();
   });
+
+  await parRoutes(app, gh);
 
   const wellKnownMeta = async () => metadata(gh);
   app.get('/.well-known/oauth-authorization-server', { config: json }, wellKnownMeta);
@@ -72,10 +84,11 @@ export async function oauthRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     return gh.keys.jwks();
   });
 
-  // The seed's token_key endpoint is closed by default: callers authenticate as a client.
+  // The token_key endpoint (the JWKS under the name older OAuth servers used) is closed by default:
+  // callers authenticate as a client, so it cannot be used to scan (docs/security.md, Token scanning).
   app.get('/oauth/token_key', { config: json }, async (req) => {
     if (!gh.config.openTokenKey) {
-      await authenticateClient(gh.storage.clients, { authorization: req.headers.authorization, params: {}, address: req.ip, clientCertThumbprint: clientCert(req.raw) }, gh.clock.now());
+      await authenticateClient(gh.storage.clients, { authorization: req.headers.authorization, params: {}, address: req.ip, clientCertThumbprint: clientCert(req.raw) }, gh.clock.now(), gh.clientThrottle);
     }
     return gh.keys.jwks();
   });

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { csrfToken, csrfValid } from '../../core/sessions.js';
 import { openIdConfiguration, END_SESSION_PATH, USERINFO_PATH } from '../../core/oidc/discovery.js';
-import { EndSessionError, parseEndSession, type EndSessionRequest } from '../../core/oidc/end-session.js';
+import { parseEndSession, type EndSessionRequest } from '../../core/oidc/end-session.js';
 import { userInfo } from '../../core/oidc/userinfo.js';
 import { buildRedirect } from '../../core/oauth/authorize.js';
 import { extractBearerToken } from '../../core/resource/bearer.js';
@@ -12,6 +12,7 @@ import { BEARER_CORS, isForm, noStore, sendErrorPage, sendPage } from '../common
 import { logoutConfirmPage, signedOutPage } from '../pages/account.js';
 import { metadata } from './oauth-routes.js';
 import { clearSession, currentSession, logUndelivered } from './session-cookie.js';
+import { PARAMS, formBody, paramsOf } from '../input.js';
 
 const END_SESSION = 'end-session';
 const REALM = 'gatehouse';
@@ -38,13 +39,14 @@ export async function oidcRoutes(app: FastifyInstance, gh: Gatehouse): Promise<v
         method: req.method, authorization: req.headers.authorization, contentType: req.headers['content-type'],
         query: req.query as Params, body: req.body,
       });
-      return await userInfo({ inspector: gh.inspector, users: gh.storage.users }, token);
+      return await userInfo({ inspector: gh.inspector, users: gh.storage.users, audience: gh.oauth.audience }, token);
     } catch (e) {
       return sendBearerError(reply, e, REALM);
     }
   };
-  app.get(USERINFO_PATH, { config: json }, userinfo);
-  app.post(USERINFO_PATH, { config: json }, userinfo);
+  // RFC 6750 §2.2, §2.3: access_token as a form field or query parameter, a string.
+  app.get(USERINFO_PATH, { config: json, schema: { querystring: PARAMS } }, userinfo);
+  app.post(USERINFO_PATH, { config: json, schema: { querystring: PARAMS, body: formBody(PARAMS) } }, userinfo);
   app.options(USERINFO_PATH, { config: json }, async (_req, reply) => reply.headers(BEARER_CORS).code(204).send());
 
   /** After sign-out: back to the application when it named a registered address (§3), else our own page. */
@@ -53,21 +55,14 @@ export async function oidcRoutes(app: FastifyInstance, gh: Gatehouse): Promise<v
     return sendPage(reply, 200, signedOutPage());
   };
 
-  const parse = async (params: Params, reply: FastifyReply): Promise<EndSessionRequest | undefined> => {
-    try {
-      return await parseEndSession(params, { clients: gh.storage.clients, keys: gh.keys, issuer: gh.oauth.issuer });
-    } catch (e) {
-      if (!(e instanceof EndSessionError)) throw e;
-      sendErrorPage(reply, 400, 'This sign-out link is not valid', e.message);
-      return undefined;
-    }
-  };
+  /** A request that cannot be honoured throws; the error handler shows it as a page ("This sign-out link is not valid"). */
+  const parse = (params: Params): Promise<EndSessionRequest> =>
+    parseEndSession(params, { clients: gh.storage.clients, keys: gh.keys, issuer: gh.oauth.issuer, now: gh.clock.now() });
 
   // OpenID Connect RP-Initiated Logout 1.0 §2: GET or POST (form).
   const endSession = async (req: FastifyRequest, reply: FastifyReply) => {
     const params = (req.method === 'GET' ? req.query : isForm(req) ? req.body : {}) as Params;
-    const es = await parse(params ?? {}, reply);
-    if (!es) return reply;
+    const es = await parse(params ?? {});
     const current = await currentSession(gh, req);
     if (!current) {
       clearSession(gh, reply);
@@ -87,14 +82,16 @@ export async function oidcRoutes(app: FastifyInstance, gh: Gatehouse): Promise<v
       fields: { client_id: es.client?.id, post_logout_redirect_uri: es.postLogoutRedirectUri, state: es.state },
     }));
   };
-  app.get(END_SESSION_PATH, { config: page }, endSession);
-  app.post(END_SESSION_PATH, { config: page }, endSession);
+  // RP-Initiated Logout 1.0 §2 parameters.
+  const logout = paramsOf('id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state');
+  app.get(END_SESSION_PATH, { config: page, schema: { querystring: logout } }, endSession);
+  app.post(END_SESSION_PATH, { config: page, schema: { body: formBody(logout) } }, endSession);
 
-  app.post(`${END_SESSION_PATH}/confirm`, { config: page }, async (req, reply) => {
+  const confirm = paramsOf('csrf_token', 'logout', 'client_id', 'post_logout_redirect_uri', 'state');
+  app.post(`${END_SESSION_PATH}/confirm`, { config: page, schema: { body: formBody(confirm) } }, async (req, reply) => {
     if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the decision must be sent as a form');
     const body = (req.body ?? {}) as Params;
-    const es = await parse({ client_id: body.client_id, post_logout_redirect_uri: body.post_logout_redirect_uri, state: body.state }, reply);
-    if (!es) return reply;
+    const es = await parse({ client_id: body.client_id, post_logout_redirect_uri: body.post_logout_redirect_uri, state: body.state });
     const current = await currentSession(gh, req);
     if (current) {
       if (!csrfValid(current.id, END_SESSION, body.csrf_token)) return sendErrorPage(reply, 403, 'Request expired', 'Reload the page and sign out again.');

@@ -2,8 +2,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Gatehouse } from '../../gatehouse.js';
 import type { LogoutDelivery } from '../../core/oidc/backchannel.js';
 
-export const SESSION_COOKIE = 'gh_session';
-export const CSRF_COOKIE = 'gh_csrf';
+const secureOrigin = (gh: Gatehouse) => gh.oauth.issuer.startsWith('https:');
+
+/**
+ * Under https the cookies of the whole origin carry the `__Host-` prefix
+ * (RFC 6265bis §4.1.3.2): a browser keeps such a cookie only when it is
+ * Secure, has Path=/ and no Domain, so a sibling subdomain or a plain-http
+ * response cannot plant or overwrite it (session fixation by cookie
+ * tossing). Over plain http (development) the prefix would be refused, so
+ * the plain name stays.
+ */
+const originCookie = (gh: Gatehouse, name: string) => (secureOrigin(gh) ? `__Host-${name}` : name);
+export const sessionCookie = (gh: Gatehouse) => originCookie(gh, 'gh_session');
+export const csrfCookie = (gh: Gatehouse) => originCookie(gh, 'gh_csrf');
 
 /** HttpOnly, SameSite=Lax, and Secure whenever the server is reached over https. */
 export function cookieOptions(gh: Gatehouse, maxAgeSeconds?: number) {
@@ -11,13 +22,13 @@ export function cookieOptions(gh: Gatehouse, maxAgeSeconds?: number) {
     path: '/',
     httpOnly: true,
     sameSite: 'lax' as const,
-    secure: gh.oauth.issuer.startsWith('https:'),
+    secure: secureOrigin(gh),
     ...(maxAgeSeconds !== undefined ? { maxAge: maxAgeSeconds } : {}),
   };
 }
 
 export async function currentSession(gh: Gatehouse, req: FastifyRequest) {
-  const id = req.cookies[SESSION_COOKIE];
+  const id = req.cookies[sessionCookie(gh)];
   const session = await gh.sessions.resolve(id);
   if (!session || !id) return undefined;
   const user = await gh.storage.users.get(session.userId);
@@ -25,7 +36,7 @@ export async function currentSession(gh: Gatehouse, req: FastifyRequest) {
 }
 
 export function clearSession(gh: Gatehouse, reply: FastifyReply): void {
-  reply.clearCookie(SESSION_COOKIE, cookieOptions(gh));
+  reply.clearCookie(sessionCookie(gh), cookieOptions(gh));
 }
 
 /** Back-channel logout notifications an application did not accept: logged, never shown to the person. */

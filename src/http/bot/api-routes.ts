@@ -1,20 +1,35 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BotApiError, notFound } from '../../core/bot/errors.js';
+import type { BotApi } from '../../core/bot/api.js';
+import { botError, notFound } from '../../core/bot/errors.js';
 import type { BotParams } from '../../core/bot/params.js';
-import type { BotService } from '../../core/bot/service.js';
 import { sendBotError, sendResult } from './envelope.js';
 
-/** Query string, then body (form, JSON object or multipart fields): later sources win. */
+/** A repeated query or form parameter counts once, with its last value. */
+function lastValues(source: unknown, into: BotParams): void {
+  if (!source || typeof source !== 'object') return;
+  for (const [name, value] of Object.entries(source)) into[name] = Array.isArray(value) ? value[value.length - 1] : value;
+}
+
+/**
+ * Query string, then body (form, JSON object or multipart fields): later
+ * sources win. The method's schema (src/core/bot/methods.ts) reads only the
+ * names it declares, with their types.
+ */
 function mergedParams(req: FastifyRequest): BotParams {
-  const query = (req.query ?? {}) as BotParams;
+  const params: BotParams = Object.create(null) as BotParams;
+  lastValues(req.query, params);
   const body = req.body;
-  const fromBody = body && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body) ? (body as BotParams) : {};
-  return { ...query, ...fromBody };
+  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return params;
+  if (/^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) lastValues(body, params);
+  else Object.assign(params, body);
+  return params;
 }
 
 /** Aborted when the client goes away before the answer (a long poll whose bot stopped). */
 function clientGone(reply: FastifyReply): AbortSignal {
   const ac = new AbortController();
+  // The connection may have closed while the body was read.
+  if (reply.raw.destroyed || reply.request.raw.socket.destroyed) ac.abort();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) ac.abort();
   });
@@ -25,19 +40,16 @@ function clientGone(reply: FastifyReply): AbortSignal {
  * `/bot<TOKEN>/<method>` and `/bot<TOKEN>/test/<method>` (the test
  * environment shares our one server), GET or POST; other verbs 501.
  */
-export async function botApiRoutes(app: FastifyInstance, service: BotService): Promise<void> {
+export async function botApiRoutes(app: FastifyInstance, api: BotApi): Promise<void> {
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const { bot: segment, method } = req.params as { bot: string; method: string };
     if (!segment.startsWith('bot') || !method) return sendBotError(reply, notFound());
-    try {
-      const result = await service.call(segment.slice(3), method, mergedParams(req), clientGone(reply));
-      return sendResult(reply, result);
-    } catch (e) {
-      if (e instanceof BotApiError) return sendBotError(reply, e);
-      throw e;
-    }
+    const result = await api.call(segment.slice(3), method, mergedParams(req), { address: req.ip, signal: clientGone(reply) });
+    return sendResult(reply, result);
   };
-  const notImplemented = async (_req: FastifyRequest, reply: FastifyReply) => sendBotError(reply, new BotApiError(501, 'Not Implemented'));
+  // A path outside /bot… (`/client/chats%2F`) names no Bot API method, whatever the verb.
+  const notImplemented = async (req: FastifyRequest, reply: FastifyReply) =>
+    sendBotError(reply, (req.params as { bot: string }).bot.startsWith('bot') ? botError(501) : notFound());
   for (const url of ['/:bot/:method', '/:bot/test/:method']) {
     // No implicit HEAD: it would run the method (a HEAD could send a message).
     app.route({ method: ['GET', 'POST'], url, handler: handle, exposeHeadRoute: false });

@@ -1,15 +1,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BotApiError } from '../../core/bot/errors.js';
-import { ClientError, type ChatClient } from '../../core/bot/people.js';
+import { z } from 'zod';
+import type { ChatClient } from '../../core/bot/people.js';
+import { GatehouseError, invalidRequest, invalidToken, unsupportedGrantType } from '../../core/errors.js';
+import type { Params } from '../../core/params.js';
 import type { Gatehouse } from '../../gatehouse.js';
+import { PARAMS, validateWithZod } from '../input.js';
+import { chatClientAnswer, handlerFor, sendError } from '../errors.js';
+import { CHAT_PAGE_CLIENT_ID } from '../../core/bot/chat-page-client.js';
 
 export const CHAT_SCOPE = 'chat';
 
-/** RFC 6750 §3 challenge and body. */
-function bearerError(reply: FastifyReply, status: number, error: string | undefined, description: string): FastifyReply {
-  const attrs = [`realm="gatehouse"`, ...(error ? [`error="${error}"`, `error_description="${description}"`] : []), `scope="${CHAT_SCOPE}"`];
-  return reply.code(status).header('www-authenticate', `Bearer ${attrs.join(', ')}`).header('cache-control', 'no-store')
-    .type('application/json').send({ error: error ?? 'invalid_token', error_description: description });
+/** An RFC 6750 §3 refusal naming the scope this API needs. */
+const challenge = (bare = false) => ({ challenge: { scheme: 'Bearer' as const, scope: CHAT_SCOPE, bare } });
+
+function bearerError(reply: FastifyReply, error: GatehouseError): FastifyReply {
+  return sendError(reply, chatClientAnswer, error);
 }
 
 /** The signed-in user behind a bearer token with scope `chat` (RFC 6750 §2.1), or undefined after answering. */
@@ -17,42 +22,96 @@ async function chatUser(gh: Gatehouse, req: FastifyRequest, reply: FastifyReply)
   const header = req.headers.authorization;
   const m = header ? /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim()) : null;
   if (!header) {
-    bearerError(reply, 401, undefined, 'a bearer access token with scope chat is required');
+    bearerError(reply, invalidToken('a bearer access token with scope chat is required', challenge(true)));
     return undefined;
   }
   if (!m) {
-    bearerError(reply, 400, 'invalid_request', 'malformed Authorization header');
+    bearerError(reply, invalidRequest('malformed Authorization header', challenge()));
     return undefined;
   }
   const info = await gh.inspector.inspect(m[1]!);
   if (!info || !info.active || info.kind !== 'access_token') {
-    bearerError(reply, 401, 'invalid_token', 'the access token is not valid');
+    bearerError(reply, invalidToken('the access token is not valid', challenge()));
     return undefined;
   }
   if (!info.scope.includes(CHAT_SCOPE) || !info.userId) {
-    bearerError(reply, 403, 'insufficient_scope', 'the token needs scope chat and a signed-in user');
+    bearerError(reply, new GatehouseError('insufficient_scope', 'the token needs scope chat and a signed-in user', challenge()));
     return undefined;
   }
   return info.userId;
 }
 
+/** Any error of this API in its `{error, error_description}` shape (src/http/errors.ts). */
 function sendClientError(reply: FastifyReply, e: unknown): FastifyReply {
-  if (e instanceof ClientError) return reply.code(e.status).type('application/json').send({ error: e.error, error_description: e.description });
-  if (e instanceof BotApiError) return reply.code(e.code).type('application/json').send({ error: e.code === 404 ? 'not_found' : 'invalid_request', error_description: e.description });
-  throw e;
+  return sendError(reply, chatClientAnswer, e);
 }
 
-const nonNegative = (v: unknown, name: string, max: number): number => {
+const nonNegative = (v: string | undefined, name: string, max: number): number => {
   if (v === undefined || v === '') return 0;
-  if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) throw new ClientError(400, 'invalid_request', `${name} must be a non-negative integer`);
+  if (!/^\d{1,15}$/.test(v)) throw invalidRequest(`${name} must be a non-negative integer`);
   return Math.min(Number(v), max);
 };
 
-/** The chat client API of INTERFACE.md: people talk to bots by username. */
+/** Aborted when the person's client goes away before the answer. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
+/** The parameters of each route, checked before its handler runs (src/http/input.ts). */
+const one = z.string({ error: 'must be a string' }).optional();
+const BOT = z.object({ bot: z.string() });
+const SEND = {
+  params: BOT,
+  querystring: z.object({ text: one }),
+  body: z.preprocess((v) => v ?? {}, z.object({ text: one }, { error: 'the body must be a JSON object or a form' })),
+};
+const READ = { params: BOT, querystring: z.object({ after: one, timeout: one }) };
+const PRESS = {
+  params: BOT,
+  body: z.preprocess((v) => v ?? {}, z.object({ message_id: z.union([z.number(), z.string()], { error: 'must be a number' }).optional(), data: one },
+    { error: 'the body must be a JSON object or a form' })),
+};
+/** JSON or form, every value a string: `"code":123` is refused here, not hashed (RFC 6749 §5.2 invalid_request). */
+const TOKEN = { body: PARAMS };
+
+/**
+ * The chat client API (README, Chat-bot interface: people talk to bots by username) and
+ * the chat page's token exchange. A child context: bad input gets this
+ * API's `{error, error_description}` JSON, not the Bot API envelope.
+ */
 export async function clientRoutes(app: FastifyInstance, gh: Gatehouse, client: ChatClient): Promise<void> {
   app.addHook('onSend', async (_req, reply) => {
     reply.header('cache-control', 'no-store');
   });
+  await app.register(async (api) => {
+    validateWithZod(api);
+    // Malformed, oversized or mistyped input and every refusal: this API's own JSON, never the Bot API envelope.
+    api.setErrorHandler(handlerFor(chatClientAnswer));
+    routes(api, gh, client);
+  });
+}
+
+/** The chat client API's paths and the methods each serves; any other method is 405, not a Bot API call. */
+const SERVED: [url: string, methods: string[]][] = [
+  ['/client/chats', ['GET', 'HEAD']],
+  ['/client/chats/:bot/messages', ['GET', 'HEAD', 'POST']],
+  ['/client/chats/:bot/callback', ['POST']],
+  ['/client/chats/:bot/commands', ['GET', 'HEAD']],
+  ['/client/token', ['POST']],
+];
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+function routes(app: FastifyInstance, gh: Gatehouse, client: ChatClient): void {
+  // RFC 9110 §15.5.6: 405 with Allow. Without these, `/client/token` with another verb would fall to `/:bot/:method`.
+  for (const [url, methods] of SERVED) {
+    const others = ALL_METHODS.filter((m) => !methods.includes(m));
+    app.route({ method: others, url, handler: async (_req, reply) => reply.code(405).header('allow', methods.join(', ')).type('application/json')
+      .send({ error: 'invalid_request', error_description: 'method not allowed' }) });
+  }
 
   app.get('/client/chats', async (req, reply) => {
     const userId = await chatUser(gh, req, reply);
@@ -64,30 +123,67 @@ export async function clientRoutes(app: FastifyInstance, gh: Gatehouse, client: 
     }
   });
 
-  app.post('/client/chats/:bot/messages', async (req, reply) => {
+  app.post('/client/chats/:bot/messages', { schema: SEND }, async (req, reply) => {
     const userId = await chatUser(gh, req, reply);
     if (!userId) return reply;
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
-    const text = body.text ?? (req.query as Record<string, unknown>).text;
+    const body = req.body as z.output<typeof SEND.body>;
+    const text = body.text ?? (req.query as z.output<typeof SEND.querystring>).text;
     try {
-      return { message: await client.send(userId, (req.params as { bot: string }).bot, text) };
+      return { message: await client.send(userId, (req.params as z.output<typeof BOT>).bot, text) };
     } catch (e) {
       return sendClientError(reply, e);
     }
   });
 
-  app.get('/client/chats/:bot/messages', async (req, reply) => {
+  app.get('/client/chats/:bot/messages', { schema: READ }, async (req, reply) => {
     const userId = await chatUser(gh, req, reply);
     if (!userId) return reply;
-    const q = req.query as Record<string, unknown>;
-    const ac = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) ac.abort();
-    });
+    const q = req.query as z.output<typeof READ.querystring>;
+    const signal = clientGone(reply);
     try {
       const after = nonNegative(q.after, 'after', Number.MAX_SAFE_INTEGER);
       const timeout = nonNegative(q.timeout, 'timeout', 50);
-      return { messages: await client.messages(userId, (req.params as { bot: string }).bot, after, timeout, ac.signal) };
+      return { messages: await client.messages(userId, (req.params as z.output<typeof BOT>).bot, after, timeout, signal) };
+    } catch (e) {
+      return sendClientError(reply, e);
+    }
+  });
+
+  app.get('/client/chats/:bot/commands', { schema: { params: BOT } }, async (req, reply) => {
+    const userId = await chatUser(gh, req, reply);
+    if (!userId) return reply;
+    try {
+      return { commands: await client.commands(userId, (req.params as z.output<typeof BOT>).bot) };
+    } catch (e) {
+      return sendClientError(reply, e);
+    }
+  });
+
+  // A press waits up to 15 s for the bot's answer (src/core/bot/callbacks.ts).
+  app.post('/client/chats/:bot/callback', { schema: PRESS }, async (req, reply) => {
+    const userId = await chatUser(gh, req, reply);
+    if (!userId) return reply;
+    const body = req.body as z.output<typeof PRESS.body>;
+    try {
+      return await client.press(userId, (req.params as z.output<typeof BOT>).bot, body.message_id, body.data, clientGone(reply));
+    } catch (e) {
+      return sendClientError(reply, e);
+    }
+  });
+
+  /**
+   * The chat page's code-for-token exchange, same-origin so the browser needs no
+   * CORS on the authorization server. Only for the chat client, and only the
+   * authorization_code (with PKCE) and refresh_token grants.
+   */
+  app.post('/client/token', { schema: TOKEN }, async (req, reply) => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    const body = req.body as Params;
+    const grantType = body.grant_type;
+    try {
+      if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw unsupportedGrantType('the chat page uses authorization_code and refresh_token');
+      const params: Params = { ...body, client_id: CHAT_PAGE_CLIENT_ID };
+      return await gh.tokenEndpoint.handle({ params, authorization: undefined, address: req.ip });
     } catch (e) {
       return sendClientError(reply, e);
     }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance } from 'fastify';
-import { BotApiError } from '../../core/bot/errors.js';
+import { badRequest } from '../../core/bot/errors.js';
 
 /**
  * multipart/form-data bodies (how clients send files) become plain fields.
@@ -13,17 +13,17 @@ export function multipartFields(app: FastifyInstance): void {
     try {
       bb = Busboy({ headers: req.headers as IncomingMessage['headers'] & { 'content-type': string }, limits: { fields: 100, fieldSize: 64 * 1024, files: 10, fileSize: 1024 * 1024 } });
     } catch {
-      done(new BotApiError(400, 'Bad Request: malformed multipart/form-data'), undefined);
+      done(badRequest('malformed multipart/form-data'), undefined);
       return;
     }
-    const fields: Record<string, string> = {};
+    const fields: Record<string, string> = Object.create(null) as Record<string, string>;
     let failed = false;
     const fail = () => {
       if (failed) return;
       failed = true;
       payload.unpipe(bb);
       payload.resume();
-      done(new BotApiError(400, 'Bad Request: malformed multipart/form-data'), undefined);
+      done(badRequest('malformed multipart/form-data'), undefined);
     };
     bb.on('field', (name: string, value: string) => {
       fields[name] = value;

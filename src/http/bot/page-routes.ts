@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { OAuthError } from '../../core/errors.js';
-import type { Params } from '../../core/params.js';
 import type { Gatehouse } from '../../gatehouse.js';
-import { esc } from '../pages/html.js';
-import { CHAT_CLIENT_ID, chatRedirectUri } from './chat-client.js';
+import { documentHead, esc } from '../pages/html.js';
+import { CHAT_PAGE_CLIENT_ID, chatRedirectUri } from '../../core/bot/chat-page-client.js';
 
 const asset = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8');
 
@@ -17,17 +15,7 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
 
 function page(gh: Gatehouse, botUrl: string): string {
   const authorize = `${gh.config.authUrl}/oauth2`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Gatehouse Chat</title>
-<link rel="stylesheet" href="/assets/chat.css">
-<script src="/assets/chat.js" defer></script>
-</head>
-<body data-authorize="${esc(authorize)}" data-issuer="${esc(gh.oauth.issuer)}" data-client-id="${CHAT_CLIENT_ID}" data-redirect-uri="${esc(chatRedirectUri(botUrl))}">
+  return `${documentHead('Gatehouse Chat', { stylesheets: ['/assets/chat.css'], scripts: ['/assets/chat.js'], colorScheme: false })}<body data-authorize="${esc(authorize)}" data-issuer="${esc(gh.oauth.issuer)}" data-client-id="${CHAT_PAGE_CLIENT_ID}" data-redirect-uri="${esc(chatRedirectUri(botUrl))}">
 <header class="bar"><strong>Gatehouse Chat</strong><span id="me" class="muted"></span><button id="signout" type="button" hidden>Sign out</button></header>
 <p id="error" class="error" role="alert" hidden></p>
 <section id="welcome" class="welcome" hidden>
@@ -47,19 +35,23 @@ function page(gh: Gatehouse, botUrl: string): string {
   <section class="conversation" aria-live="polite">
     <h2 id="title">Choose a chat</h2>
     <ol id="messages"></ol>
+    <div id="toast" class="toast" role="status" hidden></div>
+    <ul id="command-list" class="command-list" aria-label="Commands" hidden></ul>
+    <div id="reply-keyboard" class="reply-keyboard" aria-label="Keyboard" hidden></div>
     <form id="compose" autocomplete="off" hidden>
       <label for="text" class="visually-hidden">Message</label>
-      <input id="text" name="text" type="text" placeholder="Write a message…" maxlength="4096" required>
+      <textarea id="text" name="text" rows="1" placeholder="Write a message… (Shift+Enter for a new line)" maxlength="4096" required></textarea>
       <button class="primary" type="submit">Send</button>
     </form>
   </section>
 </main>
+<dialog id="alert" class="alert"><p id="alert-text"></p><button id="alert-ok" class="primary" type="button">OK</button></dialog>
 <noscript><p class="error">The chat needs JavaScript.</p></noscript>
 </body>
 </html>`;
 }
 
-/** The chat web page at {bot_api_url}/ and the token exchange its script uses. */
+/** The chat web page at {bot_api_url}/ (its token exchange is in client-routes.ts). */
 export async function pageRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
   const js = asset('chat.js');
   const css = asset('chat.css');
@@ -73,22 +65,4 @@ export async function pageRoutes(app: FastifyInstance, gh: Gatehouse): Promise<v
   app.get('/assets/chat.js', async (_req, reply) => reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(js));
   app.get('/assets/chat.css', async (_req, reply) => reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'no-cache').send(css));
 
-  /**
-   * The page's code-for-token exchange, same-origin so the browser needs no
-   * CORS on the authorization server. Only for the chat client, and only the
-   * authorization_code (with PKCE) and refresh_token grants.
-   */
-  app.post('/client/token', async (req, reply) => {
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Params;
-    const grantType = body.grant_type;
-    try {
-      if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new OAuthError('unsupported_grant_type', 'the chat page uses authorization_code and refresh_token');
-      const params: Params = { ...body, client_id: CHAT_CLIENT_ID };
-      return await gh.tokenEndpoint.handle({ params, authorization: undefined, address: req.ip });
-    } catch (e) {
-      if (e instanceof OAuthError) return reply.code(e.status).type('application/json').send(e.toJSON());
-      throw e;
-    }
-  });
 }

@@ -30,18 +30,25 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Raw {
 const LOGO = raw(`<svg class="logo" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
 <path fill="currentColor" d="M4 2h3v2h3V2h4v2h3V2h3v20h-6v-5a2 2 0 0 0-4 0v5H4V2Z"/></svg>`);
 
-export function layout(title: string, body: Raw): string {
+/**
+ * The document start every page shares: no referrer leaves a page (RFC 9700
+ * §4.2.4), a phone-width viewport, and only same-origin stylesheets and
+ * scripts (the pages' CSP has no inline script or style).
+ */
+export function documentHead(title: string, opts: { stylesheets: string[]; scripts?: string[]; colorScheme?: boolean }): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<meta name="color-scheme" content="light dark">
-<title>${esc(title)} · Gatehouse</title>
-<link rel="stylesheet" href="/assets/gatehouse.css">
-</head>
-<body>
+${opts.colorScheme === false ? '' : '<meta name="color-scheme" content="light dark">\n'}<title>${esc(title)}</title>
+${opts.stylesheets.map((href) => `<link rel="stylesheet" href="${esc(href)}">\n`).join('')}${(opts.scripts ?? []).map((src) => `<script src="${esc(src)}" defer></script>\n`).join('')}</head>
+`;
+}
+
+export function layout(title: string, body: Raw): string {
+  return `${documentHead(`${title} · Gatehouse`, { stylesheets: ['/assets/gatehouse.css'] })}<body>
 <div class="shell">
 <header class="brand">${LOGO.html}<span>Gatehouse</span></header>
 <main class="card">

@@ -3,22 +3,24 @@ import { signInWithList } from './federation.js';
 
 /**
  * Well-known scopes in plain words for the consent page: what the app may do,
- * then what that means. Other scopes are shown by name.
+ * then what that means. Other scopes are shown by name. A Map, because scope
+ * names come from requests: a scope called `constructor` must not find
+ * Object.prototype's.
  */
-const SCOPE_TEXT: Record<string, { title: string; detail: string }> = {
-  user: { title: 'See your profile', detail: 'Your username, name and e-mail address.' },
-  profile: { title: 'See your name', detail: 'Your name and username.' },
-  email: { title: 'See your e-mail address', detail: 'The address on your account.' },
-  openid: { title: 'Confirm who you are', detail: 'Learn that it is you who signed in.' },
-  chat: { title: 'Read and send your chat messages', detail: 'It can read your conversations and write as you.' },
-  offline_access: { title: 'Keep access when you are away', detail: 'It stays connected after you leave the app.' },
-};
+const SCOPE_TEXT = new Map<string, { title: string; detail: string }>([
+  ['user', { title: 'See your profile', detail: 'Your username, name and e-mail address.' }],
+  ['profile', { title: 'See your name', detail: 'Your name and username.' }],
+  ['email', { title: 'See your e-mail address', detail: 'The address on your account.' }],
+  ['openid', { title: 'Confirm who you are', detail: 'Learn that it is you who signed in.' }],
+  ['chat', { title: 'Read and send your chat messages', detail: 'It can read your conversations and write as you.' }],
+  ['offline_access', { title: 'Keep access when you are away', detail: 'It stays connected after you leave the app.' }],
+]);
 
 /** A scope in plain words, for short lists (the account page). */
-export const scopeTitle = (scope: string): string => SCOPE_TEXT[scope]?.title ?? scope;
+export const scopeTitle = (scope: string): string => SCOPE_TEXT.get(scope)?.title ?? scope;
 
 function scopeItem(scope: string): Raw {
-  const known = SCOPE_TEXT[scope];
+  const known = SCOPE_TEXT.get(scope);
   if (known) return html`<li><span class="scope-title">${known.title}</span><span class="scope-detail">${known.detail}</span></li>`;
   return html`<li><span class="scope-title">Use the permission <code>${scope}</code></span><span class="scope-detail">A permission this server defines for its apps.</span></li>`;
 }

@@ -4,18 +4,20 @@ import { BotUsernameTakenError, type BotRecord, type BotStore, type NewBot, type
 import { firstUpdateId } from '../../core/bot/token.js';
 import type { BotsTable, DB } from '../schema.js';
 import { isUniqueViolation } from '../codec.js';
+import type { SecretBox } from '../../core/secret-box.js';
+import { BOT_WEBHOOK_SECRET } from '../secrets/sealed.js';
 
 const list = (s: string | null): string[] | null => (s === null ? null : (JSON.parse(s) as string[]));
 
-
-export const toBot = (r: BotsTable): BotRecord => ({
+/** `secrets` remembers what it opened: a bot is read on every Bot API call. */
+export const toBot = (r: BotsTable, secrets: SecretBox): BotRecord => ({
   id: r.id,
   username: r.username,
   name: r.name,
   ownerUserId: r.owner_user_id,
   tokenHash: r.token_hash,
   webhook: r.webhook_url === null ? null : {
-    url: r.webhook_url, secretToken: r.webhook_secret, maxConnections: r.webhook_max_connections ?? 40,
+    url: r.webhook_url, secretToken: secrets.openNullable(r.webhook_secret, BOT_WEBHOOK_SECRET.aad(r.id)), maxConnections: r.webhook_max_connections ?? 40,
     allowedUpdates: list(r.webhook_allowed_updates), setAt: r.webhook_set_at ?? 0,
   },
   allowedUpdates: list(r.allowed_updates),
@@ -25,7 +27,7 @@ export const toBot = (r: BotsTable): BotRecord => ({
 });
 
 export class SqlBotStore implements BotStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly db: Kysely<DB>, private readonly secrets: SecretBox) {}
 
   async create(b: NewBot): Promise<void> {
     try {
@@ -43,22 +45,22 @@ export class SqlBotStore implements BotStore {
 
   async get(id: number): Promise<BotRecord | undefined> {
     const r = await this.db.selectFrom('bots').selectAll().where('id', '=', id).executeTakeFirst();
-    return r && toBot(r);
+    return r && toBot(r, this.secrets);
   }
 
   async findByTokenHash(hash: string): Promise<BotRecord | undefined> {
     const r = await this.db.selectFrom('bots').selectAll().where('token_hash', '=', hash).executeTakeFirst();
-    return r && toBot(r);
+    return r && toBot(r, this.secrets);
   }
 
   async findByUsername(username: string): Promise<BotRecord | undefined> {
     const r = await this.db.selectFrom('bots').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
-    return r && toBot(r);
+    return r && toBot(r, this.secrets);
   }
 
   async listByOwner(userId: string): Promise<BotRecord[]> {
     const rows = await this.db.selectFrom('bots').selectAll().where('owner_user_id', '=', userId).orderBy('created_at').execute();
-    return rows.map(toBot);
+    return rows.map((r) => toBot(r, this.secrets));
   }
 
   async setTokenHash(id: number, hash: string | null): Promise<void> {
@@ -71,11 +73,12 @@ export class SqlBotStore implements BotStore {
     await this.db.deleteFrom('bot_updates').where('bot_id', '=', id).execute();
     await this.db.deleteFrom('bot_messages').where('bot_id', '=', id).execute();
     await this.db.deleteFrom('bot_chats').where('bot_id', '=', id).execute();
+    for (const table of ['bot_callback_queries', 'bot_commands', 'bot_profiles'] as const) await this.db.deleteFrom(table).where('bot_id', '=', id).execute();
   }
 
   async setWebhook(id: number, w: Webhook | null): Promise<void> {
     await this.db.updateTable('bots').set({
-      webhook_url: w?.url ?? null, webhook_secret: w?.secretToken ?? null, webhook_max_connections: w?.maxConnections ?? null,
+      webhook_url: w?.url ?? null, webhook_secret: this.secrets.sealNullable(w?.secretToken ?? null, BOT_WEBHOOK_SECRET.aad(id)), webhook_max_connections: w?.maxConnections ?? null,
       webhook_allowed_updates: w?.allowedUpdates ? JSON.stringify(w.allowedUpdates) : null, webhook_set_at: w?.setAt ?? null,
     }).where('id', '=', id).execute();
   }
@@ -90,13 +93,17 @@ export class SqlBotStore implements BotStore {
 
   async listWithWebhook(): Promise<BotRecord[]> {
     const rows = await this.db.selectFrom('bots').selectAll().where('webhook_url', 'is not', null).execute();
-    return rows.map(toBot);
+    return rows.map((r) => toBot(r, this.secrets));
   }
 
-  /** Atomic next update_id of a bot (one statement; both dialects support RETURNING). */
   async nextUpdateId(id: number): Promise<number> {
-    const r = await this.db.updateTable('bots').set({ last_update_id: sql<number>`last_update_id + 1` })
-      .where('id', '=', id).returning('last_update_id').executeTakeFirstOrThrow();
-    return Number(r.last_update_id);
+    return nextUpdateId(this.db, id);
   }
+}
+
+/** Atomic next update_id of a bot (one statement; both dialects support RETURNING). */
+export async function nextUpdateId(db: Kysely<DB>, id: number): Promise<number> {
+  const r = await db.updateTable('bots').set({ last_update_id: sql<number>`last_update_id + 1` })
+    .where('id', '=', id).returning('last_update_id').executeTakeFirstOrThrow();
+  return Number(r.last_update_id);
 }

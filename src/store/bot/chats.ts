@@ -1,7 +1,8 @@
 import type { MessageEntity } from '@grammyjs/types';
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
-import type { ChatRecord, ChatStore, NewMessage, StoredMessage } from '../../core/bot/ports.js';
+import { sql, SqliteAdapter } from 'kysely';
+import type { ReplyMarkup } from '../../core/bot/keyboards.js';
+import type { ChatRecord, ChatStore, MessageContent, MessagePatch, NewMessage, StoredMessage } from '../../core/bot/ports.js';
 import type { BotChatsTable, BotMessagesTable, DB } from '../schema.js';
 
 const toChat = (r: BotChatsTable): ChatRecord => ({
@@ -11,7 +12,11 @@ const toChat = (r: BotChatsTable): ChatRecord => ({
 const toMessage = (r: BotMessagesTable): StoredMessage => ({
   botId: r.bot_id, chatId: r.chat_id, messageId: r.message_id, fromBot: r.from_bot === 1, date: r.date, text: r.text,
   entities: r.entities === null ? null : (JSON.parse(r.entities) as MessageEntity[]), replyToMessageId: r.reply_to_message_id, editDate: r.edit_date,
+  replyMarkup: r.reply_markup === null ? null : (JSON.parse(r.reply_markup) as ReplyMarkup),
+  content: r.content === null ? null : (JSON.parse(r.content) as MessageContent),
 });
+
+const markupColumn = (m: ReplyMarkup | null | undefined) => (m ? JSON.stringify(m) : null);
 
 export class SqlChatStore implements ChatStore {
   constructor(private readonly db: Kysely<DB>) {}
@@ -44,8 +49,9 @@ export class SqlChatStore implements ChatStore {
     await this.db.insertInto('bot_messages').values({
       bot_id: m.botId, chat_id: m.chatId, message_id: messageId, from_bot: m.fromBot ? 1 : 0, date: m.date, text: m.text,
       entities: m.entities ? JSON.stringify(m.entities) : null, reply_to_message_id: m.replyToMessageId, edit_date: null,
+      reply_markup: markupColumn(m.replyMarkup), content: m.content ? JSON.stringify(m.content) : null,
     }).execute();
-    return { ...m, messageId, editDate: null };
+    return { ...m, messageId, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null };
   }
 
   async getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined> {
@@ -54,11 +60,31 @@ export class SqlChatStore implements ChatStore {
     return r && toMessage(r);
   }
 
-  async editMessage(botId: number, chatId: number, messageId: number, patch: { text: string; entities: MessageEntity[] | null; editDate: number | null }): Promise<boolean> {
+  async editMessage(botId: number, chatId: number, messageId: number, patch: MessagePatch, opts: { erase?: boolean } = {}): Promise<boolean> {
     const r = await this.db.updateTable('bot_messages')
-      .set({ text: patch.text, entities: patch.entities ? JSON.stringify(patch.entities) : null, edit_date: patch.editDate })
+      .set({
+        text: patch.text, entities: patch.entities ? JSON.stringify(patch.entities) : null, edit_date: patch.editDate,
+        ...(patch.replyMarkup !== undefined ? { reply_markup: markupColumn(patch.replyMarkup) } : {}),
+      })
       .where('bot_id', '=', botId).where('chat_id', '=', chatId).where('message_id', '=', messageId).executeTakeFirst();
+    if (opts.erase) await this.eraseOldVersions();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * SQLite: secure_delete (src/store/db.ts) zeroes the old text in the page;
+   * the write-ahead log still holds earlier copies of the page until a
+   * checkpoint copies the latest over the database file and TRUNCATE empties
+   * the log. PostgreSQL keeps the old row version until VACUUM reclaims it.
+   */
+  private async eraseOldVersions(): Promise<void> {
+    if (this.db.isTransaction || !(this.db.getExecutor().adapter instanceof SqliteAdapter)) return;
+    // Busy while another process reads an older snapshot or writes: a few short waits, then the next checkpoint does it.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const { rows } = await sql<{ busy: number }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(this.db);
+      if (!rows[0]?.busy) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   async deleteMessage(botId: number, chatId: number, messageId: number): Promise<boolean> {

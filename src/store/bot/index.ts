@@ -1,26 +1,26 @@
 import type { Kysely } from 'kysely';
 import type { BotStorage, BotStores } from '../../core/bot/ports.js';
-import type { Storage } from '../../core/ports.js';
-import type { EventStore } from '../../core/notify/ports.js';
-import { eventStoreOn } from '../notify/events.js';
-import type { SqlStorage } from '../index.js';
+import { SqlEventStore } from '../notify/events.js';
+import type { NotifyShared } from '../notify/shared.js';
 import type { DB } from '../schema.js';
+import { runTransaction, type TxScope } from '../transaction.js';
 import { SqlBotStore } from './bots.js';
+import { SqlCallbackQueryStore } from './callbacks.js';
 import { SqlChatStore } from './chats.js';
 import { SqlPersonStore } from './people.js';
+import { SqlBotProfileStore } from './profiles.js';
 import { SqlUpdateStore } from './updates.js';
 
-function botStoresOn(db: Kysely<DB>, events: EventStore): BotStores {
+function botStoresOn(db: Kysely<DB>, notify: NotifyShared, scope?: TxScope): BotStores {
   return {
-    bots: new SqlBotStore(db), people: new SqlPersonStore(db), chats: new SqlChatStore(db), updates: new SqlUpdateStore(db),
-    events: eventStoreOn(events, db),
+    bots: new SqlBotStore(db, notify.secrets), people: new SqlPersonStore(db), chats: new SqlChatStore(db), updates: new SqlUpdateStore(db),
+    callbacks: new SqlCallbackQueryStore(db),
+    profiles: new SqlBotProfileStore(db),
+    events: new SqlEventStore(db, notify, scope),
   };
 }
 
-/** The chat-bot stores on the same database (and migrations) as the rest of Gatehouse. */
-export function botStorage(storage: Storage): BotStorage {
-  const database = (storage as Partial<SqlStorage>).database;
-  if (!database) throw new Error('the chat-bot interface needs the SQL storage');
-  const { db } = database;
-  return { ...botStoresOn(db, storage.events), transaction: (fn) => db.transaction().execute((trx) => fn(botStoresOn(trx, storage.events))) };
+/** The chat-bot stores on the database (and migrations) of the rest of Gatehouse; `bot.created` commits with the bot. */
+export function sqlBotStorage(db: Kysely<DB>, notify: NotifyShared): BotStorage {
+  return { ...botStoresOn(db, notify), transaction: (fn) => runTransaction(db, (trx, scope) => botStoresOn(trx, notify, scope), fn) };
 }

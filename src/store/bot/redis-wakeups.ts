@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LocalWakeups, type Wakeups } from '../../core/bot/wakeups.js';
+import type { PgWakeupRelay } from './pg-wakeups.js';
 
 /**
  * Wake-ups between processes over Redis pub/sub (GATEHOUSE_REDIS_URL): a
@@ -12,16 +13,31 @@ export class RedisWakeups implements Wakeups {
   private readonly counts = new Map<string, number>();
   private pending: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly pub: Redis, private readonly sub: Redis, private readonly prefix = 'gh:') {
-    sub.on('message', (channel: string, message: string) => {
-      if (channel.startsWith(prefix)) this.local.publish(channel.slice(prefix.length), message);
+  constructor(private readonly pub: Redis, private readonly sub: Redis, private readonly prefix = 'gh:', private readonly relay?: PgWakeupRelay) {
+    const deliver = (key: string, message: string) => {
+      if (key.startsWith(prefix)) this.local.publish(key.slice(prefix.length), message);
+    };
+    sub.on('message', deliver);
+    relay?.onMessage(deliver);
+    // ioredis re-subscribes only what once succeeded; topics subscribed while Redis was away are subscribed now.
+    sub.on('ready', () => {
+      for (const topic of this.counts.keys()) this.track(this.sub.subscribe(this.prefix + topic));
     });
   }
 
+  /** Redis away: waiters also re-read storage every so often (Waiter), and publishing goes through the relay. */
+  degraded(): boolean {
+    return this.pub.status !== 'ready' || this.sub.status !== 'ready';
+  }
+
   publish(topic: string, message = ''): void {
-    this.pub.publish(this.prefix + topic, message).catch(() => {
-      // Redis away: the waiting poll still ends at its timeout and reads storage then.
-    });
+    if (this.pub.status !== 'ready') return this.publishWithoutRedis(topic, message);
+    this.pub.publish(this.prefix + topic, message).catch(() => this.publishWithoutRedis(topic, message));
+  }
+
+  /** Through PostgreSQL to every process, or at least to the waiters in this one. */
+  private publishWithoutRedis(topic: string, message: string): void {
+    if (!this.relay?.publish(this.prefix + topic, message)) this.local.publish(topic, message);
   }
 
   subscribe(topic: string, listener: (message: string) => void): () => void {
@@ -54,6 +70,7 @@ export class RedisWakeups implements Wakeups {
 
   async close(): Promise<void> {
     await this.local.close();
+    await this.relay?.close();
     this.sub.disconnect();
     this.pub.disconnect();
   }

@@ -2,7 +2,7 @@ import type { Update } from '@grammyjs/types';
 import type { Kysely } from 'kysely';
 import type { StoredUpdate, UpdateStore } from '../../core/bot/ports.js';
 import type { BotUpdatesTable, DB } from '../schema.js';
-import { SqlBotStore } from './bots.js';
+import { nextUpdateId } from './bots.js';
 
 const toUpdate = (r: BotUpdatesTable): StoredUpdate => ({
   botId: r.bot_id, updateId: r.update_id, chatId: r.chat_id, update: JSON.parse(r.payload) as Update, createdAt: r.created_at,
@@ -14,7 +14,7 @@ export class SqlUpdateStore implements UpdateStore {
 
   /** Call inside a transaction: the id allocation and the insert commit together. */
   async add(botId: number, chatId: number | null, build: (updateId: number) => Update, now: number): Promise<Update> {
-    const updateId = await new SqlBotStore(this.db).nextUpdateId(botId);
+    const updateId = await nextUpdateId(this.db, botId);
     const update = build(updateId);
     await this.db.insertInto('bot_updates').values({
       bot_id: botId, update_id: updateId, chat_id: chatId, payload: JSON.stringify(update), created_at: now, attempts: 0, next_attempt_at: 0,

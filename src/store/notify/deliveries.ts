@@ -2,13 +2,16 @@ import { sql, type Kysely } from 'kysely';
 import type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryStatus, DeliveryStore, Attempt } from '../../core/notify/ports.js';
 import type { DB } from '../schema.js';
 import { deliveryId, toAttempt, toDelivery, toEndpoint, toEvent } from './codec.js';
-import { appendEvent } from './events-append.js';
-import { inTransaction, type NotifyShared, type TxScope } from './shared.js';
+import { appendEvents } from './events-append.js';
+import { within, type TxScope } from '../transaction.js';
+import type { NotifyShared } from './shared.js';
 
 export class SqlDeliveryStore implements DeliveryStore {
   constructor(private readonly db: Kysely<DB>, private readonly shared: NotifyShared, private readonly scope?: TxScope) {}
 
   async claim(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
+    // Events group-committed as one row per batch get their deliveries here (src/store/notify/fanout.ts).
+    await this.shared.settle(this.db, this.scope, false);
     let due = this.db.selectFrom('webhook_deliveries as d').innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select('d.id')
       .where('d.status', '=', 'pending')
@@ -39,7 +42,7 @@ export class SqlDeliveryStore implements DeliveryStore {
     const events = new Map((await this.db.selectFrom('notify_events').selectAll().where('id', 'in', [...new Set(claimed.map((d) => d.event_id))]).execute())
       .map((r) => [r.id, toEvent(r)]));
     const endpoints = new Map((await this.db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...new Set(claimed.map((d) => d.endpoint_id))]).execute())
-      .map((r) => [r.id, toEndpoint(r)]));
+      .map((r) => [r.id, toEndpoint(r, this.shared.secrets)]));
     const out: ClaimedDelivery[] = [];
     for (const r of claimed) {
       const event = events.get(r.event_id);
@@ -48,6 +51,14 @@ export class SqlDeliveryStore implements DeliveryStore {
       else await this.db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: 'event or endpoint deleted', updated_at: now }).where('id', '=', r.id).execute();
     }
     return out;
+  }
+
+  async renew(deliveries: { endpointId: string; eventId: string }[], owner: string, until: number): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.db.updateTable('webhook_deliveries').set({ lease_until: until })
+      .where('id', 'in', deliveries.map((d) => deliveryId(d.endpointId, d.eventId)))
+      .where('lease_owner', '=', owner).where('status', '=', 'pending')
+      .execute();
   }
 
   async complete(o: AttemptOutcome, now: number): Promise<void> {
@@ -61,7 +72,7 @@ export class SqlDeliveryStore implements DeliveryStore {
     // Endpoint rows first (in id order), then the deliveries, then the log: one lock
     // order for every completion, so a worker disabling an endpoint never deadlocks
     // with another one recording attempts (PostgreSQL).
-    await inTransaction(this.db, this.shared, this.scope, async (trx, scope) => {
+    await within(this.db, this.scope, async (trx, scope) => {
       const ok = [...new Set(outcomes.filter((o) => o.endpointOk).map((o) => o.attempt.endpointId))].sort();
       if (ok.length) {
         await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', ok).where('failing_since', 'is not', null).execute();
@@ -77,9 +88,9 @@ export class SqlDeliveryStore implements DeliveryStore {
         // Only the worker that disabled it raises webhook.disabled.
         if (Number(r.numUpdatedRows) > 0) {
           await failPendingOn(trx, o.attempt.endpointId, `endpoint disabled: ${o.disable!.reason}`, now);
-          await appendEvent(trx, o.disable!.event);
-          scope.appended = true;
-          scope.endpointsChanged = true;
+          await appendEvents(trx, [o.disable!.event], this.shared.postgres);
+          scope.afterCommit(this.shared.appended);
+          scope.afterCommit(this.shared.invalidate);
         }
       }
 
@@ -116,11 +127,13 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   async get(endpointId: string, eventId: string): Promise<Delivery | undefined> {
+    await this.shared.settle(this.db, this.scope, true);
     const r = await this.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId(endpointId, eventId)).executeTakeFirst();
     return r && toDelivery(r);
   }
 
   async list(endpointId: string, q: { status?: DeliveryStatus; since?: number; limit: number }): Promise<Delivery[]> {
+    await this.shared.settle(this.db, this.scope, true);
     let query = this.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
     if (q.status) query = query.where('status', '=', q.status);
     if (q.since !== undefined) query = query.where('created_at', '>=', q.since);
@@ -132,6 +145,7 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   async resend(endpointId: string, eventId: string, now: number): Promise<boolean> {
+    await this.shared.settle(this.db, this.scope, true);
     const event = await this.db.selectFrom('notify_events').select('created_at').where('id', '=', eventId).executeTakeFirst();
     if (!event) return false;
     await this.db.insertInto('webhook_deliveries').values({
@@ -159,7 +173,7 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   /** Queued work outside an append also wakes the worker (after commit inside a transaction). */
   private wake(): void {
-    if (this.scope) this.scope.appended = true;
+    if (this.scope) this.scope.afterCommit(this.shared.appended);
     else this.shared.appended();
   }
 }

@@ -3,37 +3,45 @@ import type { NotifyEvent } from '../../core/notify/events.js';
 import type { DeliveryStore, EndpointStore, EventStore } from '../../core/notify/ports.js';
 import type { DB } from '../schema.js';
 import { toEvent } from './codec.js';
-import { appendEvent } from './events-append.js';
+import { appendEvents } from './events-append.js';
 import { SqlDeliveryStore } from './deliveries.js';
 import { SqlEndpointStore } from './endpoints.js';
-import type { NotifyShared, TxScope } from './shared.js';
+import type { TxScope } from '../transaction.js';
+import type { NotifyShared } from './shared.js';
 
 export class SqlEventStore implements EventStore {
   readonly endpoints: EndpointStore;
   readonly deliveries: DeliveryStore;
 
   /** `scope` is set for the stores of one transaction: the wake-up waits for its commit. */
-  constructor(private readonly db: Kysely<DB>, readonly shared: NotifyShared, private readonly scope?: TxScope) {
+  constructor(private readonly db: Kysely<DB>, private readonly shared: NotifyShared, private readonly scope?: TxScope) {
     this.endpoints = new SqlEndpointStore(db, shared, scope);
     this.deliveries = new SqlDeliveryStore(db, shared, scope);
   }
 
+  /** In a transaction, part of it; else group-committed with the appends of concurrent requests. */
   async append(event: NotifyEvent): Promise<void> {
-    await appendEvent(this.db, event);
-    if (this.scope) this.scope.appended = true;
-    else this.shared.appended();
+    if (!this.scope) return this.shared.batch.append(event);
+    await appendEvents(this.db, [event], this.shared.postgres);
+    this.scope.afterCommit(this.shared.appended);
   }
 
   subscribed(type: string): boolean {
     return this.shared.subscribed(type);
   }
 
+  hasSubscriber(type: string): Promise<boolean> {
+    return this.shared.hasSubscriber(type, this.db);
+  }
+
   async get(id: string): Promise<NotifyEvent | undefined> {
+    await this.shared.settle(this.db, this.scope, true);
     const r = await this.db.selectFrom('notify_events').selectAll().where('id', '=', id).executeTakeFirst();
     return r && toEvent(r);
   }
 
   async list(q: { type?: string; since?: number; limit: number }): Promise<NotifyEvent[]> {
+    await this.shared.settle(this.db, this.scope, true);
     let query = this.db.selectFrom('notify_events').selectAll();
     if (q.type) query = query.where('type', '=', q.type);
     if (q.since !== undefined) query = query.where('created_at', '>=', q.since);
@@ -55,14 +63,4 @@ export class SqlEventStore implements EventStore {
       .executeTakeFirst());
     return n;
   }
-}
-
-/**
- * The outbox on a transaction of the same database opened elsewhere (the
- * chat-bot stores'), so a change there commits with its event. The worker
- * finds those events on its next sweep.
- */
-export function eventStoreOn(events: EventStore, db: Kysely<DB>): EventStore {
-  if (!(events instanceof SqlEventStore)) throw new Error('the outbox needs the SQL storage');
-  return new SqlEventStore(db, events.shared, db.isTransaction ? { appended: false, endpointsChanged: false } : undefined);
 }

@@ -1,53 +1,117 @@
 import { PostgresAdapter, type Kysely } from 'kysely';
+import type { SecretBox } from '../../core/secret-box.js';
 import type { DB } from '../schema.js';
+import { AppendBatcher } from './batch.js';
+import { fanOut } from './fanout.js';
+import type { TxScope } from '../transaction.js';
 
-/** What one open storage's outbox stores share: the subscription cache and the commit wake-up. */
+/**
+ * How long a process trusts the subscriptions it read, counted from the start
+ * of the read. A change that adds a subscription answers only after this long
+ * (`propagated`), so every process has read it again, or stopped trusting
+ * what it had, before it issues its next token: nothing subscribed is ever
+ * skipped, whichever process commits it.
+ */
+export const SUBSCRIPTIONS_TTL_MS = 500;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** What one open storage's outbox stores share: the subscription cache, the commit wake-up, the group commit, the secret key. */
 export class NotifyShared {
   readonly postgres: boolean;
+  readonly batch: AppendBatcher;
   private types: Set<string> | undefined;
-  private loadedAt = 0;
-  private loading = false;
+  /** When the read behind `types` started (monotonic ms). */
+  private readAt = 0;
+  private loading: { promise: Promise<Set<string>>; startedAt: number } | undefined;
   private generation = 0;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly db: Kysely<DB>, private readonly ttlMs = 5000) {
+  constructor(private readonly db: Kysely<DB>, readonly secrets: SecretBox, private readonly ttlMs = SUBSCRIPTIONS_TTL_MS) {
     this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    this.batch = new AppendBatcher(db, this.appended, this.postgres);
   }
 
   /**
-   * Answers from memory; refreshes in the background when older than the TTL
-   * (another process may have added an endpoint). Unknown means true.
+   * From memory, without waiting: true while the last read is older than the
+   * TTL or unknown (errs towards recording); renews a read past a third of
+   * the TTL in the background, so a busy process never waits for one.
    */
   subscribed(type: string): boolean {
-    if (Date.now() - this.loadedAt > this.ttlMs) this.refresh();
-    const t = this.types;
-    return !t || t.has(type) || t.has('*');
+    const types = this.fresh();
+    return !types || types.has(type) || types.has('*');
   }
 
-  /** After a local change to endpoints: unknown until reloaded. */
-  invalidate(): void {
+  /**
+   * Exact as of at most the TTL before the call: from memory when the last
+   * read is that recent, else read now, through `db` (the caller's
+   * transaction when it has one: on SQLite a read on the root connection
+   * would wait for that transaction's commit).
+   */
+  async hasSubscriber(type: string, db: Kysely<DB>): Promise<boolean> {
+    const types = this.fresh() ?? (await (db.isTransaction ? this.read(db) : this.load()));
+    return types.has(type) || types.has('*');
+  }
+
+  /** After a local change to endpoints: unknown until read again (an after-commit hook, so one function). */
+  readonly invalidate = (): void => {
     this.generation++;
     this.types = undefined;
-    this.loadedAt = 0;
+    this.readAt = 0;
+    this.loading = undefined;
+  };
+
+  /** After a change that may add a subscription: waits until no process can still trust a read from before it. */
+  readonly propagated = (): Promise<void> => sleep(this.ttlMs);
+
+  /** Starts a read in the background when the last one is getting old. */
+  refresh(): void {
+    this.load().catch(() => undefined);
   }
 
-  /** Not awaited by callers: inside a SQLite transaction a query on the root connection waits for the commit. */
-  refresh(): void {
-    if (this.loading) return;
-    this.loading = true;
+  private fresh(): Set<string> | undefined {
+    const age = performance.now() - this.readAt;
+    if (age > this.ttlMs / 3) this.refresh();
+    return age <= this.ttlMs ? this.types : undefined;
+  }
+
+  /** One read on the root connection at a time; a caller joins one only if it started within the TTL. */
+  private load(): Promise<Set<string>> {
+    const now = performance.now();
+    if (this.loading && now - this.loading.startedAt < this.ttlMs / 3) return this.loading.promise;
+    const entry = { promise: this.read(this.db), startedAt: now };
+    this.loading = entry;
+    entry.promise.finally(() => {
+      if (this.loading === entry) this.loading = undefined;
+    }).catch(() => undefined);
+    return entry.promise;
+  }
+
+  private async read(db: Kysely<DB>): Promise<Set<string>> {
     const generation = this.generation;
-    this.db.selectFrom('webhook_subscriptions as s').innerJoin('webhook_endpoints as e', 'e.id', 's.endpoint_id')
-      .select('s.event_type').distinct().where('e.disabled_at', 'is', null).execute()
-      .then((rows) => {
-        if (generation !== this.generation) return;
-        this.types = new Set(rows.map((r) => r.event_type));
-        this.loadedAt = Date.now();
-      })
-      .catch(() => undefined)
-      .finally(() => {
-        this.loading = false;
-        if (generation !== this.generation) this.refresh();
-      });
+    const startedAt = performance.now();
+    const rows = await db.selectFrom('webhook_subscriptions as s').innerJoin('webhook_endpoints as e', 'e.id', 's.endpoint_id')
+      .select('s.event_type').distinct().where('e.disabled_at', 'is', null).execute();
+    const types = new Set(rows.map((r) => r.event_type));
+    // A transaction's view may yet roll back: only a committed read is kept.
+    if (!db.isTransaction && generation === this.generation && startedAt >= this.readAt) {
+      this.types = types;
+      this.readAt = startedAt;
+    }
+    return types;
+  }
+
+  /**
+   * Fans out the pending batch rows (src/store/notify/fanout.ts) through `db`
+   * (`scope` set when it is a transaction) and wakes the worker when that
+   * queued deliveries. A reader passes `wait` so that it sees every event
+   * committed before it; the worker's claim does not, and bounds its work.
+   */
+  async settle(db: Kysely<DB>, scope: TxScope | undefined, reader: boolean): Promise<void> {
+    const moved = await fanOut(db, scope, this.postgres, reader ? { wait: true, maxEvents: Infinity } : { wait: false, maxEvents: 2000 });
+    if (moved === 0) return;
+    if (scope) scope.afterCommit(this.appended);
+    else this.appended();
   }
 
   onAppended(listener: () => void): () => void {
@@ -55,27 +119,8 @@ export class NotifyShared {
     return () => this.listeners.delete(listener);
   }
 
-  appended(): void {
+  /** Events or deliveries were committed: wake the worker (an after-commit hook, so one function). */
+  readonly appended = (): void => {
     for (const l of [...this.listeners]) l();
-  }
-}
-
-/** Per transaction: whether anything was appended or endpoints changed, acted on after commit. */
-export interface TxScope {
-  appended: boolean;
-  endpointsChanged: boolean;
-}
-
-/** Runs `fn` in a transaction unless `db` already is one; then tells `shared` what committed. */
-export async function inTransaction<T>(db: Kysely<DB>, shared: NotifyShared, scope: TxScope | undefined, fn: (trx: Kysely<DB>, scope: TxScope) => Promise<T>): Promise<T> {
-  if (db.isTransaction && scope) return fn(db, scope);
-  const own: TxScope = { appended: false, endpointsChanged: false };
-  const result = await db.transaction().execute((trx) => fn(trx, own));
-  afterCommit(shared, own);
-  return result;
-}
-
-export function afterCommit(shared: NotifyShared, scope: TxScope): void {
-  if (scope.endpointsChanged) shared.invalidate();
-  if (scope.appended) shared.appended();
+  };
 }

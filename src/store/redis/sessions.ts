@@ -9,8 +9,8 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KE
 return 1`;
 
 /**
- * Sessions in Redis, shared by every Gatehouse process (spec §1.2 single
- * sign-on: "session data sits in a store shared by the websites"). Each
+ * Sessions in Redis, shared by every Gatehouse process (README, Single
+ * sign-on and Running several processes: any process honours a sign-in). Each
  * session expires by itself; a per-user set lets sign-out-everywhere find them.
  */
 export class RedisSessionStore implements SessionStore {

@@ -3,11 +3,12 @@ import { MarkupError, byteOffset, entity, linkUrl, sortEntities } from './text.j
 
 /** Tags of the Bot API's HTML style (core.telegram.org/bots/api#html-style). */
 const TAGS = new Set(['a', 'b', 'strong', 'i', 'em', 's', 'strike', 'del', 'u', 'ins', 'tg-spoiler', 'tg-emoji', 'span', 'pre', 'code', 'blockquote']);
-const SIMPLE: Record<string, string> = {
+// Maps, not object literals: a name from the text (`&constructor;`) must find nothing inherited.
+const SIMPLE: ReadonlyMap<string, string> = new Map(Object.entries({
   b: 'bold', strong: 'bold', i: 'italic', em: 'italic', s: 'strikethrough', strike: 'strikethrough', del: 'strikethrough',
   u: 'underline', ins: 'underline', 'tg-spoiler': 'spoiler', span: 'spoiler',
-};
-const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
+}));
+const NAMED: ReadonlyMap<string, string> = new Map(Object.entries({ lt: '<', gt: '>', amp: '&', quot: '"' }));
 const isSpace = (c: string | undefined) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
 
 interface Open {
@@ -21,7 +22,7 @@ interface Open {
 function decodeEntity(s: string, i: number): { text: string; next: number } | undefined {
   const named = /^&([a-zA-Z]+);?/.exec(s.slice(i, i + 12));
   if (named) {
-    const v = NAMED[named[1]!.toLowerCase() === named[1] ? named[1]! : ''];
+    const v = NAMED.get(named[1]!.toLowerCase() === named[1] ? named[1]! : '');
     return v === undefined ? undefined : { text: v, next: i + named[0].length };
   }
   const num = /^&#(?:([0-9]{1,8})|[xX]([0-9a-fA-F]{1,7}));?/.exec(s.slice(i, i + 14));
@@ -100,8 +101,9 @@ function close(open: Open, end: number, text: string, stack: Open[], entities: M
     return;
   }
   if (length <= 0) return;
-  if (SIMPLE[tag]) {
-    entities.push(entity(SIMPLE[tag]!, open.offset, length));
+  const simple = SIMPLE.get(tag);
+  if (simple) {
+    entities.push(entity(simple, open.offset, length));
   } else if (tag === 'tg-emoji') {
     entities.push(entity('custom_emoji', open.offset, length, { custom_emoji_id: attrs.get('emoji-id')! }));
   } else if (tag === 'blockquote') {

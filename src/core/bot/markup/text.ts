@@ -1,6 +1,10 @@
 import type { MessageEntity } from '@grammyjs/types';
 
-/** Invalid markup; the message is the official server's text after "can't parse entities: ". */
+/**
+ * Invalid markup; the message is the official server's text after "can't
+ * parse entities: ". The formatter turns it into a Bot API `badRequest`
+ * (src/core/bot/format.ts), so it is never an answer itself.
+ */
 export class MarkupError extends Error {
   override name = 'MarkupError';
 }

@@ -1,83 +1,77 @@
-import type { Message } from '@grammyjs/types';
-import { badRequest, tooManyRequests } from '../errors.js';
+import type { LinkPreviewOptions, MessageEntity, ParseMode } from '@grammyjs/types';
+import { z } from 'zod';
+import { MAX_TEXT, type Conversations } from '../conversations.js';
+import { badRequest } from '../errors.js';
 import { formatText, trimFormatted, type FormattedText } from '../format.js';
-import type { MethodContext } from '../methods.js';
-import { bool, chatRef, id, json, type BotParams } from '../params.js';
-import { MAX_TEXT, secs } from '../service.js';
-import { topics } from '../wakeups.js';
+import { method } from '../method.js';
+import { bool, chatId, entities, id, linkPreviewOptions, parseMode, refusing, replyMarkup, replyParameters, sendFlags, str } from '../params.js';
+import type { BotRecord, ChatStore, MessageContent } from '../ports.js';
 
 /** Text after entity parsing: 1–4096 characters (UTF-16 code units, as entity offsets). */
-function messageText(p: BotParams): FormattedText {
-  const f = trimFormatted(formatText(p));
+type TextParams = { text?: string | undefined; parse_mode?: ParseMode | undefined; entities?: MessageEntity[] | undefined };
+
+function messageText(p: TextParams): FormattedText {
+  const f = trimFormatted(formatText(p.text ?? '', p.parse_mode, p.entities));
   if (!f.text) throw badRequest('message text is empty');
   if (f.text.length > MAX_TEXT) throw badRequest('message is too long');
   return f;
 }
 
-/** reply_parameters (object or JSON) or the older reply_to_message_id. */
-function replyTarget(p: BotParams): { messageId: number; allowWithout: boolean } | undefined {
-  const rp = json(p, 'reply_parameters', 'reply parameters');
-  if (rp !== undefined) {
-    if (!rp || typeof rp !== 'object' || Array.isArray(rp)) throw badRequest("can't parse reply parameters JSON object");
-    const o = rp as Record<string, unknown>;
-    const messageId = id(o, 'message_id');
-    if (messageId === undefined) throw badRequest('message to be replied not found');
-    return { messageId, allowWithout: bool(o, 'allow_sending_without_reply') };
-  }
-  const legacy = id(p, 'reply_to_message_id');
-  return legacy === undefined || legacy === 0 ? undefined : { messageId: legacy, allowWithout: bool(p, 'allow_sending_without_reply') };
+/** Formats the text while parsing, so every refusal of the parameters comes before the call runs. */
+export const withText = <P extends TextParams>(schema: z.ZodType<P>) => schema.transform(refusing((p: P) => ({ ...p, formatted: messageText(p) })));
+
+export const text = { text: str('text'), parse_mode: parseMode('parse_mode'), entities: entities() };
+
+const sendMessageParams = withText(z.object({
+  chat_id: chatId('chat_id', true),
+  ...text,
+  reply_parameters: replyParameters(),
+  reply_to_message_id: id('reply_to_message_id'),
+  allow_sending_without_reply: bool('allow_sending_without_reply'),
+  ...sendFlags,
+  link_preview_options: linkPreviewOptions(),
+  disable_web_page_preview: bool('disable_web_page_preview'),
+  reply_markup: replyMarkup(),
+}));
+
+/** What protect_content and link preview options leave on the message (Bot API Message fields). */
+function sendOptions(p: { protect_content?: boolean | undefined; link_preview_options?: LinkPreviewOptions | undefined; disable_web_page_preview?: boolean }): MessageContent {
+  const content: MessageContent = {};
+  if (p.protect_content) content.has_protected_content = true;
+  const preview = p.link_preview_options ?? (p.disable_web_page_preview ? { is_disabled: true } : undefined);
+  if (preview && Object.keys(preview).length) content.link_preview_options = preview;
+  return content;
 }
 
 /** sendMessage: markup is parsed before the chat is looked up, as the official server does. */
-export async function sendMessage({ service, bot }: MethodContext, p: BotParams): Promise<Message.TextMessage> {
-  const ref = chatRef(p);
-  const f = messageText(p);
-  const reply = replyTarget(p);
-  const { person } = await service.privateChat(bot, ref);
-  let replyTo: number | null = null;
-  if (reply) {
-    const target = await service.deps.storage.chats.getMessage(bot.id, person.id, reply.messageId);
-    if (target) replyTo = target.messageId;
-    else if (!reply.allowWithout) throw badRequest('message to be replied not found');
-  }
-  // disable_notification is accepted; the chat page has no notifications to silence.
-  const retryAfter = service.flood.take(bot.id, person.id);
-  if (retryAfter) throw tooManyRequests(retryAfter);
-  const m = await service.botWrites(bot, person, f, replyTo);
-  return service.messageFor(bot, person, m);
-}
+export const sendMessage = (d: { conversations: Conversations; chats: ChatStore }) => method('sendMessage', {
+  params: sendMessageParams,
+  writesTo: (p) => p.chat_id!,
+  async run({ bot }, p) {
+    const { person } = await d.conversations.privateChat(bot, p.chat_id!);
+    // reply_parameters, or the older reply_to_message_id (0: none).
+    const legacy = p.reply_to_message_id;
+    const reply = p.reply_parameters ?? (legacy ? { message_id: legacy, allow_sending_without_reply: p.allow_sending_without_reply } : undefined);
+    let replyTo: number | null = null;
+    if (reply) {
+      const target = await d.chats.getMessage(bot.id, person.id, reply.message_id);
+      if (target) replyTo = target.messageId;
+      else if (!reply.allow_sending_without_reply) throw badRequest('message to be replied not found');
+    }
+    const m = await d.conversations.botWrites(bot, person, p.formatted, { replyTo, replyMarkup: p.reply_markup ?? null, content: sendOptions(p) });
+    return d.conversations.messageFor(bot, person, m);
+  },
+});
 
-async function target(ctx: MethodContext, p: BotParams, what: 'edit' | 'delete') {
+export const target = { chat_id: chatId('chat_id', false), message_id: id('message_id') };
+
+/** The message an edit or delete names, in the bot's private chat. */
+export async function targetMessage(d: { conversations: Conversations; chats: ChatStore }, bot: BotRecord, p: { chat_id?: number | string | undefined; message_id?: number | undefined; inline_message_id?: string | undefined }, what: 'edit' | 'delete') {
   if (p.inline_message_id !== undefined && p.chat_id === undefined) throw badRequest(`message to ${what} not found`);
-  const ref = chatRef(p);
-  const messageId = id(p, 'message_id');
-  if (messageId === undefined) throw badRequest(`message identifier is not specified`);
-  const { person } = await ctx.service.privateChat(ctx.bot, ref);
-  const m = await ctx.service.deps.storage.chats.getMessage(ctx.bot.id, person.id, messageId);
+  if (p.chat_id === undefined) throw badRequest('chat_id is empty');
+  if (p.message_id === undefined) throw badRequest('message identifier is not specified');
+  const { person } = await d.conversations.privateChat(bot, p.chat_id);
+  const m = await d.chats.getMessage(bot.id, person.id, p.message_id);
   if (!m) throw badRequest(`message to ${what} not found`);
   return { person, m };
-}
-
-export async function editMessageText(ctx: MethodContext, p: BotParams): Promise<Message.TextMessage> {
-  const { service, bot } = ctx;
-  const f = messageText(p);
-  const { person, m } = await target(ctx, p, 'edit');
-  if (!m.fromBot) throw badRequest("message can't be edited");
-  if (m.text === f.text && JSON.stringify(m.entities ?? []) === JSON.stringify(f.entities)) {
-    throw badRequest('message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
-  }
-  const editDate = secs(service.deps.clock.now());
-  await service.deps.storage.chats.editMessage(bot.id, person.id, m.messageId, { text: f.text, entities: f.entities.length ? f.entities : null, editDate });
-  service.deps.wakeups.publish(topics.chat(bot.id, person.id), String(m.messageId));
-  return service.messageFor(bot, person, { ...m, text: f.text, entities: f.entities.length ? f.entities : null, editDate });
-}
-
-/** In private chats a bot may delete both sides' messages (within 48 hours, Bot API deleteMessage). */
-export async function deleteMessage(ctx: MethodContext, p: BotParams): Promise<true> {
-  const { service, bot } = ctx;
-  const { person, m } = await target(ctx, p, 'delete');
-  if (service.deps.clock.now() / 1000 - m.date > 48 * 3600) throw badRequest("message can't be deleted");
-  await service.deps.storage.chats.deleteMessage(bot.id, person.id, m.messageId);
-  service.deps.wakeups.publish(topics.chat(bot.id, person.id), String(m.messageId));
-  return true;
 }

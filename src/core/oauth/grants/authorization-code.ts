@@ -13,15 +13,17 @@ const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 export const authorizationCodeGrant: Grant = {
   grantType: 'authorization_code',
   parameters: new Set(['code', 'redirect_uri', 'code_verifier']),
-  async handle({ client, params }, { storage, clock, issuer, idTokens }) {
+  async handle({ client, params }, { storage, clock, tokenIssuer, idTokens }) {
     const code = required(params, 'code');
     const redirectUri = single(params, 'redirect_uri');
     const verifier = single(params, 'code_verifier');
     if (verifier !== undefined && !VERIFIER.test(verifier)) throw invalidRequest('malformed code_verifier');
     const now = clock.now();
 
-    // Atomically burn the single-use code before anything else is checked.
-    const consumed = await storage.codes.consume(sha256(code), now);
+    // Atomically burn the single-use code before anything else is checked;
+    // only the client it was issued to can (RFC 6749 §4.1.3): another client's
+    // attempt neither burns it nor counts as a replay.
+    const consumed = await storage.codes.consume(sha256(code), client.id, now);
     if (!consumed) throw invalidGrant('invalid authorization code');
     const c = consumed.code;
     if (consumed.replay) {
@@ -31,7 +33,6 @@ export const authorizationCodeGrant: Grant = {
       await recordEvent(storage, 'authorization_code.reuse_detected', { client_id: c.clientId, user_id: c.userId, family_id: c.familyId }, now);
       throw invalidGrant('authorization code already used');
     }
-    if (c.clientId !== client.id) throw invalidGrant('authorization code was issued to another client');
     if (c.expiresAt <= now) throw invalidGrant('authorization code expired');
     // §4.1.3: required and identical when the authorization request carried one.
     if (c.redirectUri !== null && redirectUri !== c.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
@@ -51,7 +52,7 @@ export const authorizationCodeGrant: Grant = {
       if (!(await tx.tokens.getFamily(c.familyId))) {
         await tx.tokens.createFamily({ id: c.familyId, clientId: client.id, userId: c.userId, scope: c.scope, createdAt: now, revokedAt: null });
       }
-      const response = await issuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId }, mayRefresh(client));
+      const response = await tokenIssuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId }, mayRefresh(client));
       // OpenID Connect Core §3.1.3.3: an ID token beside the access token when openid was granted.
       await idTokens?.attach(tx, response, { client, userId: c.userId, scope: c.scope, familyId: c.familyId, nonce: c.nonce, authTime: c.authTime });
       return response;

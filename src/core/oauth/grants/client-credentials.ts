@@ -7,11 +7,12 @@ import type { Grant } from './grant.js';
 export const clientCredentialsGrant: Grant = {
   grantType: 'client_credentials',
   parameters: new Set(['scope']),
-  async handle({ client, params }, { storage, issuer }) {
+  async handle({ client, params }, { storage, tokenIssuer }) {
     const scope = resolveScope(single(params, 'scope'), client.scope);
     const req = { client, userId: null, scope, familyId: null };
-    // A transaction only when token.issued is recorded, so the token and its event commit together.
-    if (wouldRecord(storage, 'token.issued')) return storage.transaction((tx) => issuer.respond(tx, req, false));
-    return issuer.respond(storage, req, false);
+    // An opaque token and its token.issued event commit together. A JWT is not stored: its event is
+    // the only write, group-committed with those of concurrent requests before the answer is sent.
+    if (client.tokenFormat === 'opaque' && (await wouldRecord(storage, 'token.issued'))) return storage.transaction((tx) => tokenIssuer.respond(tx, req, false));
+    return tokenIssuer.respond(storage, req, false);
   },
 };

@@ -1,7 +1,9 @@
 import type { Client } from '../../model.js';
+import type { ClientAssertions } from '../client-assertion.js';
 import type { Clock, Storage } from '../../ports.js';
 import type { Params } from '../../params.js';
 import type { LoginGuard } from '../../login.js';
+import type { CredentialThrottle } from '../../throttle.js';
 import type { OAuthConfig } from '../config.js';
 import type { TokenIssuer, TokenResponse } from '../tokens.js';
 import type { IdTokenIssuer } from '../../oidc/id-token.js';
@@ -11,10 +13,14 @@ export interface GrantDeps {
   storage: Storage;
   config: OAuthConfig;
   clock: Clock;
-  issuer: TokenIssuer;
+  tokenIssuer: TokenIssuer;
   login: LoginGuard;
+  /** Wrong client secrets, per client_id and per address (src/core/oauth/client-auth.ts). */
+  clientThrottle: CredentialThrottle;
   /** OpenID Connect ID tokens for the code and refresh grants (src/core/oidc/id-token.ts). */
   idTokens?: IdTokenIssuer;
+  /** `private_key_jwt` client authentication (src/core/oauth/client-assertion.ts). */
+  clientAssertions?: ClientAssertions;
 }
 
 export interface GrantRequest {

@@ -16,7 +16,7 @@ type Outcome = { ok: true; response: TokenResponse } | { ok: false; reason: stri
 export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
   parameters: new Set(['refresh_token', 'scope']),
-  async handle({ client, params }, { storage, clock, issuer, idTokens }) {
+  async handle({ client, params }, { storage, clock, tokenIssuer, idTokens }) {
     const hash = sha256(required(params, 'refresh_token'));
     const requested = parseScope(single(params, 'scope'));
     const now = clock.now();
@@ -41,9 +41,9 @@ export const refreshTokenGrant: Grant = {
       const family = await tx.tokens.getFamily(existing.familyId);
       if (!family || family.revokedAt !== null) return { ok: false, reason: 'grant revoked' };
       const base = { client, userId: existing.userId, familyId: existing.familyId };
-      const { token, expiresIn } = await issuer.accessToken(tx, { ...base, scope });
+      const { token, expiresIn } = await tokenIssuer.accessToken(tx, { ...base, scope });
       // §6: the new refresh token keeps the original scope, even when the access token is narrowed.
-      const refresh = await issuer.refreshToken(tx, { ...base, scope: existing.scope });
+      const refresh = await tokenIssuer.refreshToken(tx, { ...base, scope: existing.scope });
       const response: TokenResponse = { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: formatScope(scope), refresh_token: refresh };
       // OpenID Connect Core §12.2: a fresh ID token when the original grant had openid.
       await idTokens?.attach(tx, response, { client, userId: existing.userId, scope: existing.scope, familyId: existing.familyId, nonce: null });

@@ -107,20 +107,172 @@
     el.append(text.slice(at));
   }
 
-  function appendMessage(m) {
-    if (document.querySelector(`#messages [data-id="${m.message_id}"]`)) return;
+  /** Only links a browser should open from a button: http(s) (tg: links have no meaning here). */
+  const safeUrl = (url) => (typeof url === 'string' && /^https?:\/\//i.test(url) ? url : null);
+
+  let toastTimer = null;
+  function toast(text) {
+    const el = $('toast');
+    el.textContent = text;
+    el.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { el.hidden = true; }, 4000);
+  }
+
+  function alertBox(text) {
+    $('alert-text').textContent = text;
+    $('alert').showModal();
+  }
+
+  /** A press: the bot's answer is a toast, an alert (show_alert) or a link to open. */
+  async function press(messageId, data, button) {
+    button.disabled = true;
+    try {
+      const body = await api(`/client/chats/${encodeURIComponent(active)}/callback`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_id: messageId, data }),
+      });
+      const r = body.result || {};
+      if (r.text) (r.show_alert ? alertBox : toast)(r.text);
+      const url = safeUrl(r.url);
+      if (url) window.open(url, '_blank', 'noopener');
+    } catch (e) {
+      showError(e.message);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  function inlineKeyboard(m) {
+    const rows = m.reply_markup && m.reply_markup.inline_keyboard;
+    if (!Array.isArray(rows)) return null;
+    const box = document.createElement('div');
+    box.className = 'inline-keyboard';
+    for (const row of rows) {
+      const line = document.createElement('div');
+      line.className = 'kb-row';
+      for (const b of row) {
+        let el;
+        if (b.url !== undefined) {
+          el = document.createElement('a');
+          const url = safeUrl(b.url);
+          if (url) el.href = url;
+          el.target = '_blank';
+          el.rel = 'noopener noreferrer';
+        } else {
+          el = document.createElement('button');
+          el.type = 'button';
+          if (b.callback_data !== undefined) el.addEventListener('click', () => press(m.message_id, b.callback_data, el));
+          else el.disabled = true;
+        }
+        el.className = 'kb-button';
+        el.textContent = b.text;
+        line.append(el);
+      }
+      box.append(line);
+    }
+    return box;
+  }
+
+  /** The reply keyboard above the input follows the bot's latest keyboard or removal. */
+  function replyKeyboard(m) {
+    const markup = m.reply_markup;
+    if (!markup || !(m.from && m.from.is_bot)) return;
+    const box = $('reply-keyboard');
+    if (markup.remove_keyboard) {
+      box.replaceChildren();
+      box.hidden = true;
+      return;
+    }
+    if (!Array.isArray(markup.keyboard)) return;
+    box.replaceChildren();
+    box.classList.toggle('resize', Boolean(markup.resize_keyboard));
+    for (const row of markup.keyboard) {
+      const line = document.createElement('div');
+      line.className = 'kb-row';
+      for (const key of row) {
+        const text = typeof key === 'string' ? key : key.text;
+        const el = document.createElement('button');
+        el.type = 'button';
+        el.className = 'kb-button';
+        el.textContent = text;
+        el.addEventListener('click', () => {
+          if (markup.one_time_keyboard) box.hidden = true;
+          sendText(text);
+        });
+        line.append(el);
+      }
+      box.append(line);
+    }
+    box.hidden = false;
+  }
+
+  function messageItem(m) {
     const li = document.createElement('li');
     li.className = `msg ${m.from && m.from.is_bot ? 'theirs' : 'mine'}`;
     li.dataset.id = String(m.message_id);
     const body = document.createElement('div');
     body.className = 'text';
-    render(body, m.text || '', m.entities);
+    render(body, m.text || m.caption || '', m.entities || m.caption_entities);
     const time = document.createElement('time');
-    time.textContent = new Date(m.date * 1000).toLocaleTimeString();
-    li.append(body, time);
+    time.textContent = new Date(m.date * 1000).toLocaleTimeString() + (m.edit_date ? ' · edited' : '');
+    li.append(body);
+    const kb = inlineKeyboard(m);
+    if (kb) li.append(kb);
+    li.append(time);
+    return li;
+  }
+
+  /** A new message, or one the long poll reports edited (the same message_id) or deleted. */
+  function appendMessage(m) {
+    const existing = document.querySelector(`#messages [data-id="${m.message_id}"]`);
+    if (m.deleted) {
+      if (existing) existing.remove();
+      return;
+    }
+    if (existing) {
+      existing.replaceWith(messageItem(m));
+      return;
+    }
+    const li = messageItem(m);
     $('messages').append(li);
+    replyKeyboard(m);
     li.scrollIntoView({ block: 'end' });
     lastId = Math.max(lastId, m.message_id);
+  }
+
+  // The bot's commands, offered when the person starts a message with a slash.
+  const commandCache = new Map();
+  async function offerCommands() {
+    const list = $('command-list');
+    const value = $('text').value;
+    const bot = active;
+    if (!bot || !/^\/\w*$/.test(value)) {
+      list.hidden = true;
+      return;
+    }
+    if (!commandCache.has(bot)) commandCache.set(bot, api(`/client/chats/${encodeURIComponent(bot)}/commands`).then((b) => b.commands, () => []));
+    const commands = (await commandCache.get(bot)).filter((c) => `/${c.command}`.startsWith(value.toLowerCase()));
+    if (bot !== active || $('text').value !== value) return;
+    list.replaceChildren();
+    for (const c of commands) {
+      const li = document.createElement('li');
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.dataset.command = c.command;
+      const name = document.createElement('strong');
+      name.textContent = `/${c.command}`;
+      const desc = document.createElement('span');
+      desc.textContent = c.description;
+      b.append(name, desc);
+      b.addEventListener('click', () => {
+        list.hidden = true;
+        $('text').value = '';
+        sendText(`/${c.command}`);
+      });
+      li.append(b);
+      list.append(li);
+    }
+    list.hidden = commands.length === 0;
   }
 
   async function loadChats() {
@@ -165,6 +317,10 @@
     lastId = 0;
     $('title').textContent = bot === 'BotFather' ? 'BotFather' : `@${bot}`;
     $('messages').replaceChildren();
+    $('reply-keyboard').replaceChildren();
+    $('reply-keyboard').hidden = true;
+    $('command-list').hidden = true;
+    commandCache.delete(bot);
     $('compose').hidden = false;
     for (const b of document.querySelectorAll('#chats button')) b.toggleAttribute('aria-current', b.dataset.bot === bot);
     poller = new AbortController();
@@ -178,15 +334,21 @@
     const text = input.value;
     if (!active || !text.trim()) return;
     input.value = '';
+    $('command-list').hidden = true;
+    if (!(await sendText(text))) input.value = text;
+  }
+
+  async function sendText(text) {
     try {
       const { message } = await api(`/client/chats/${encodeURIComponent(active)}/messages`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }),
       });
       appendMessage(message);
       loadChats().catch(() => {});
+      return true;
     } catch (e) {
-      input.value = text;
       showError(e.message);
+      return false;
     }
   }
 
@@ -194,6 +356,15 @@
     $('signin').addEventListener('click', () => signIn().catch((e) => showError(e.message)));
     $('signout').addEventListener('click', signedOut);
     $('compose').addEventListener('submit', send);
+    // Enter sends, Shift+Enter starts a new line (a command list for BotFather has several).
+    $('text').addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        $('compose').requestSubmit();
+      }
+    });
+    $('text').addEventListener('input', () => offerCommands().catch(() => {}));
+    $('alert-ok').addEventListener('click', () => $('alert').close());
     $('new-chat').addEventListener('submit', (event) => {
       event.preventDefault();
       const name = $('new-chat-name').value.trim().replace(/^@/, '');

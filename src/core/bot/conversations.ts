@@ -1,0 +1,128 @@
+import type { Message, Update } from '@grammyjs/types';
+import type { Clock, UserStore } from '../ports.js';
+import { detectEntities } from './detect.js';
+import { badRequest, forbidden } from './errors.js';
+import type { FormattedText } from './format.js';
+import type { ReplyMarkup } from './keyboards.js';
+import { messageObject, type Viewer } from './objects.js';
+import type { BotRecord, BotStorage, ChatRecord, MessageContent, Person, StoredMessage } from './ports.js';
+import { newAccountId } from './token.js';
+import { chatChange, topics, type Wakeups } from './wakeups.js';
+
+export const MAX_TEXT = 4096;
+
+export const secs = (ms: number) => Math.floor(ms / 1000);
+
+export interface ConversationDeps {
+  storage: BotStorage;
+  users: UserStore;
+  wakeups: Wakeups;
+  clock: Clock;
+}
+
+/** What a bot's message carries besides its text. */
+export interface BotWriteOptions {
+  replyTo?: number | null;
+  replyMarkup?: ReplyMarkup | null;
+  content?: MessageContent;
+}
+
+/** What a person wrote, with the chat it went into. */
+export interface Written {
+  message: Message.TextMessage;
+  bot: BotRecord;
+  person: Person;
+  stored: StoredMessage;
+  chat: ChatRecord;
+}
+
+/**
+ * Private chats between people and bots: who is in a chat, and writing into
+ * it from either side (the message stored, then the chat's readers woken).
+ * Shared by the Bot API methods, BotFather and the people's chat client.
+ */
+export class Conversations {
+  constructor(private readonly deps: ConversationDeps) {}
+
+  /** The person a bot addresses by chat_id, with their chat; "chat not found" unless they wrote first (Bot API: bots cannot start chats). */
+  async privateChat(bot: BotRecord, chat: number | string): Promise<{ person: Person; chat: ChatRecord }> {
+    const { people, chats } = this.deps.storage;
+    const person = typeof chat === 'number' ? await people.getById(chat) : await people.findByUsername(chat.replace(/^@/, ''));
+    const found = person && (await chats.get(bot.id, person.id));
+    if (!person || !found) throw badRequest('chat not found');
+    return { person, chat: found };
+  }
+
+  async messageFor(bot: BotRecord, person: Person, m: StoredMessage, viewer: Viewer = 'bot'): Promise<Message.TextMessage> {
+    const replyTo = m.replyToMessageId !== null ? await this.deps.storage.chats.getMessage(bot.id, m.chatId, m.replyToMessageId) : undefined;
+    return messageObject(m, bot, person, replyTo, viewer);
+  }
+
+  /** The bot writes into a private chat (sendMessage, BotFather's replies). */
+  async botWrites(bot: BotRecord, person: Person, f: FormattedText, opts: BotWriteOptions = {}): Promise<StoredMessage> {
+    const now = this.deps.clock.now();
+    const m = await this.deps.storage.chats.addMessage({
+      botId: bot.id, chatId: person.id, fromBot: true, date: secs(now), text: f.text, entities: f.entities.length ? f.entities : null,
+      replyToMessageId: opts.replyTo ?? null, replyMarkup: opts.replyMarkup ?? null, content: opts.content && Object.keys(opts.content).length ? opts.content : null,
+    }, now);
+    this.deps.wakeups.publish(topics.chat(bot.id, person.id), chatChange.added(m.messageId));
+    return m;
+  }
+
+  /** The person's numeric id, created on first use. */
+  async person(userId: string): Promise<Person> {
+    const { storage, users } = this.deps;
+    const existing = await storage.people.get(userId);
+    if (existing) return existing;
+    const user = await users.get(userId);
+    if (!user) throw forbidden('user not found');
+    for (let i = 0; i < 5; i++) {
+      await storage.people.ensure(userId, newAccountId());
+      const p = await storage.people.get(userId);
+      if (p) return p;
+    }
+    throw new Error('could not allocate a chat id');
+  }
+
+  /**
+   * A person writes to a bot: the message, the chat (on first contact) and
+   * the bot's update are stored in one transaction, then waiting long polls
+   * and the webhook deliverer are woken. Accounts answered in-process
+   * (BotFather, no token) get no update: their caller answers them.
+   */
+  async personWrites(userId: string, botUsername: string, rawText: string): Promise<Written> {
+    const { storage, clock, wakeups } = this.deps;
+    const text = rawText.trim();
+    if (!text) throw badRequest('message text is empty');
+    if (text.length > MAX_TEXT) throw badRequest('message is too long');
+    const bot = await storage.bots.findByUsername(botUsername);
+    if (!bot) throw badRequest('chat not found');
+    const person = await this.person(userId);
+    const now = clock.now();
+    const entities = detectEntities(text);
+    const { stored, chat, update } = await storage.transaction(async (tx) => {
+      const chat = await tx.chats.open(bot.id, person.id, userId, now);
+      const stored = await tx.chats.addMessage({
+        botId: bot.id, chatId: person.id, fromBot: false, date: secs(now), text, entities: entities.length ? entities : null, replyToMessageId: null,
+      }, now);
+      let update: Update | undefined;
+      if (bot.tokenHash !== null && wantsUpdate(bot, 'message')) {
+        const payload = messageObject(stored, bot, person);
+        update = await tx.updates.add(bot.id, person.id, (update_id) => ({ update_id, message: payload } as Update), now);
+      }
+      return { stored, chat, update };
+    });
+    wakeups.publish(topics.chat(bot.id, person.id), chatChange.added(stored.messageId));
+    if (update) wakeups.publish(topics.updates(bot.id), String(update.update_id));
+    return { message: messageObject(stored, bot, person), bot, person, stored, chat };
+  }
+}
+
+/** Not in the default set of an empty allowed_updates (Bot API, getUpdates). */
+const OPT_IN = new Set(['chat_member', 'message_reaction', 'message_reaction_count']);
+
+/** Whether the bot receives updates of `type` under its allowed_updates (empty or absent: every type but the opt-in ones). */
+export function wantsUpdate(bot: BotRecord, type: Exclude<keyof Update, 'update_id'>): boolean {
+  const allowed = bot.webhook ? bot.webhook.allowedUpdates : bot.allowedUpdates;
+  return !allowed || allowed.length === 0 ? !OPT_IN.has(type) : allowed.includes(type);
+}

@@ -1,0 +1,109 @@
+import type { Client } from '../model.js';
+import type { Clock, Storage } from '../ports.js';
+import { invalidRequest, notFound } from '../errors.js';
+import { parseScope } from '../scope.js';
+import { redirectUriProblem } from '../oauth/redirect-uri.js';
+import { recordEvent } from '../notify/record.js';
+import { sessionSid } from '../oidc/sso.js';
+import type { ConsoleStore } from './ports.js';
+
+/**
+ * What the admin console does beyond the operations the JSON admin API and
+ * the command line share (src/core/admin.ts: client creation and secret
+ * rotation; src/core/oauth/keys.ts: key rotation; src/core/notify/endpoints.ts:
+ * replay). Every change is recorded as an `admin.action` event (docs/events.md).
+ */
+export interface Admin {
+  userId: string;
+  username: string;
+  ip: string;
+}
+
+export type AdminAction =
+  | 'client.create' | 'client.update' | 'client.rotate_secret' | 'client.delete'
+  | 'user.lock' | 'user.unlock' | 'user.reset_sessions' | 'user.end_session' | 'user.remove_app'
+  | 'keys.rotate'
+  | 'webhook.resend' | 'webhook.replay' | 'webhook.enable' | 'webhook.disable';
+
+export async function recordAdminAction(storage: Pick<Storage, 'events'>, clock: Clock, admin: Admin, action: AdminAction, target: { type: string; id: string }): Promise<void> {
+  await recordEvent(storage, 'admin.action', {
+    admin_user_id: admin.userId, admin_username: admin.username, action, target_type: target.type, target_id: target.id, ip: admin.ip,
+  }, clock.now());
+}
+
+/** The lines of a text area: one redirect URI a line, blank lines ignored. */
+export const lines = (text: string): string[] => [...new Set(text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean))];
+
+const REDIRECTING_GRANTS = ['authorization_code', 'implicit'];
+
+/**
+ * New redirect URIs and scope of a registered client, checked as creation
+ * checks them (exact URIs, https except on loopback, under the bound domain).
+ */
+export async function updateClientRegistration(storage: Pick<Storage, 'clients'>, clientId: string, input: { redirectUris: string[]; scope: string }): Promise<Client> {
+  const client = await storage.clients.get(clientId);
+  if (!client) throw notFound('unknown client');
+  if (input.redirectUris.length > 50) throw invalidRequest('at most 50 redirect URIs');
+  for (const uri of input.redirectUris) {
+    if (uri.length > 2000) throw invalidRequest('a redirect URI is at most 2000 characters');
+    const problem = redirectUriProblem(uri, client.domain);
+    if (problem) throw invalidRequest(problem);
+  }
+  if (!input.redirectUris.length && client.grantTypes.some((g) => REDIRECTING_GRANTS.includes(g))) {
+    throw invalidRequest('a client that uses the authorization code or implicit grant needs at least one redirect URI');
+  }
+  if (input.scope.length > 2000) throw invalidRequest('the scope is at most 2000 characters');
+  const scope = parseScope(input.scope);
+  const patch = { redirectUris: input.redirectUris, scope };
+  if (!(await storage.clients.update(clientId, patch))) throw notFound('unknown client');
+  return { ...client, ...patch };
+}
+
+/**
+ * Ends every session of a person (and tells the applications they signed in
+ * to, through `revoke`: OpenID Connect Back-Channel Logout 1.0); returns how many.
+ */
+export async function resetSessions(
+  deps: { storage: Pick<Storage, 'sessions'>; clock: Clock; revoke(userId: string, sid: string): Promise<unknown> },
+  userId: string,
+): Promise<number> {
+  const sessions = await deps.storage.sessions.listForUser(userId, deps.clock.now());
+  for (const s of sessions) await deps.revoke(userId, sessionSid(s));
+  // Whatever ended between the list and now, or had no sid of its own.
+  await deps.storage.sessions.deleteForUser(userId);
+  return sessions.length;
+}
+
+/**
+ * Revokes every token family the person holds, at every client (refresh
+ * tokens and opaque access tokens; JWT access tokens run out within their
+ * lifetime). Consents stay: they are the person's choice, not a credential.
+ */
+export async function revokeAllTokens(storage: Pick<Storage, 'clients' | 'transaction'>, clock: Clock, userId: string): Promise<number> {
+  const clients = await storage.clients.list();
+  const now = clock.now();
+  return storage.transaction(async (tx) => {
+    let n = 0;
+    for (const c of clients) {
+      for (const id of await tx.tokens.activeFamilies(userId, c.id)) {
+        await tx.tokens.revokeFamily(id, now);
+        n++;
+      }
+    }
+    return n;
+  });
+}
+
+/** Locks an account: it cannot sign in until unlocked, its sessions end now and its refresh tokens stop working. */
+export async function lockUser(
+  deps: { storage: Pick<Storage, 'sessions' | 'clients' | 'transaction'>; console: ConsoleStore; clock: Clock; revoke(userId: string, sid: string): Promise<unknown> },
+  userId: string,
+): Promise<void> {
+  if (!(await deps.console.setLocked(userId, deps.clock.now()))) throw notFound('unknown user');
+  await resetSessions(deps, userId);
+  await revokeAllTokens(deps.storage, deps.clock, userId);
+}
+
+export async function unlockUser(deps: { console: ConsoleStore }, userId: string): Promise<void> {
+  if (!(await deps.console.setLocked(userId, null))) throw notFound('unknown user');
+}

@@ -1,0 +1,55 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type ServerOptions } from 'node:https';
+import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
+import { listenOn } from '../infra/listen.js';
+
+/**
+ * A listening socket bound before the services are built, so that a port 0
+ * is a known port (and the public URLs final) by the time anything reads
+ * them. The Fastify app takes the server over through `serverFactory`;
+ * until then requests are answered 503.
+ */
+export interface Listener {
+  readonly port: number;
+  /** As fastify's listen line: `http://127.0.0.1:8080`. */
+  readonly address: string;
+  /** For Fastify's options: requests go to the app from then on. */
+  readonly serverFactory: FastifyServerFactory;
+  /** Logs the line fastify's `listen` would (operators and tests look for it). */
+  announce(log: FastifyBaseLogger): void;
+  /** Stops accepting and waits for open connections to end (after the app closed). */
+  close(): Promise<void>;
+}
+
+/** Until the app is attached (start-up): not yet, try again in a second. */
+function starting(_req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
+  res.end(JSON.stringify({ error: 'temporarily_unavailable', error_description: 'starting' }));
+}
+
+/** Binds `host:port` (HTTPS with `tls`); port 0 picks a free one. */
+export async function bindListener(host: string, port: number, tls?: ServerOptions): Promise<Listener> {
+  const server: Server = tls ? createHttpsServer(tls) : createServer();
+  // Fastify's defaults for the servers it makes itself.
+  server.keepAliveTimeout = 72_000;
+  server.requestTimeout = 0;
+  server.setTimeout(0);
+  server.on('request', starting);
+  const { port: boundPort, address } = await listenOn(server, host, port, tls ? 'https' : 'http');
+  return {
+    port: boundPort,
+    address,
+    serverFactory: (handler) => {
+      server.off('request', starting);
+      server.on('request', handler);
+      return server;
+    },
+    announce: (log) => log.info(`Server listening at ${address}`),
+    close: () => new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      // Keep-alive connections with no request in flight would hold close() open.
+      server.closeIdleConnections();
+    }),
+  };
+}

@@ -1,0 +1,239 @@
+import { z } from 'zod';
+import { parseSecretKey } from './core/secret-box.js';
+
+/**
+ * Every setting, declared once: its environment variable, the flag derived
+ * from it (`GATEHOUSE_AUTH_PORT` is `--auth-port`), its default, the zod
+ * schema that checks and converts a set value (its messages name the
+ * setting), and a one-line description. loadConfig (src/config.ts), the
+ * command line's flags and `--help`, and the README's settings table
+ * (`npm run docs:settings`) are all made from this table.
+ */
+export interface Setting<T> {
+  /** The default when the setting is unset or empty; `undefined`: unset. */
+  readonly default: T | undefined;
+  /** The default as the README shows it, when it depends on other settings. */
+  readonly defaultText?: string;
+  readonly description: string;
+  /** Checks and converts a non-empty value. */
+  readonly schema: z.ZodType<T, string>;
+}
+
+export type Role = 'auth' | 'api' | 'bot' | 'worker';
+export const ROLES: readonly Role[] = ['auth', 'api', 'bot', 'worker'];
+export type TokenVerification = 'table' | 'local' | 'introspection';
+const TOKEN_VERIFICATIONS = ['table', 'local', 'introspection'] as const;
+const LOG_FORMATS = ['json', 'text'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A message that names the setting and repeats the value it refused. */
+const refused = (name: string, expected: string) => (issue: { input?: unknown }) => `${name} ${expected}, got "${String(issue.input)}"`;
+
+const text = () => z.string();
+
+function integer(name: string, min: number, max: number) {
+  return z.string()
+    .refine((raw) => Number.isInteger(Number(raw)) && Number(raw) >= min && Number(raw) <= max, { error: refused(name, `must be an integer from ${min} to ${max}`) })
+    .transform(Number);
+}
+
+const port = (name: string) => integer(name, 0, 65535);
+
+/** A non-negative rate (per second); 0 turns its limit off. */
+function rate(name: string) {
+  return z.string()
+    .refine((raw) => Number.isFinite(Number(raw)) && Number(raw) >= 0 && Number(raw) <= 1e6, { error: refused(name, 'must be a number from 0 to 1000000') })
+    .transform(Number);
+}
+
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
+function boolean(name: string) {
+  return z.string()
+    .refine((raw) => [...TRUE, ...FALSE].includes(raw.toLowerCase()), { error: refused(name, 'must be true or false') })
+    .transform((raw) => TRUE.includes(raw.toLowerCase()));
+}
+
+/** An http(s) base URL, without trailing slashes. */
+function httpUrl(name: string) {
+  return z.url({ protocol: /^https?$/, error: refused(name, 'must be an http(s) URL') }).transform((u) => u.replace(/\/+$/, ''));
+}
+
+function oneOf<const V extends readonly [string, ...string[]]>(name: string, values: V) {
+  return z.enum(values, { error: refused(name, `must be one of ${values.join(', ')}`) });
+}
+
+interface Declaration<T, Defaulted extends boolean> {
+  default?: T;
+  defaultText?: string;
+  description: string;
+  /** Gets the variable's name, for its messages. */
+  schema: (name: string) => z.ZodType<T, string>;
+  defaulted: Defaulted;
+}
+/** A setting with a default. */
+const setting = <T>(s: Omit<Declaration<T, true>, 'defaulted'> & { default: T }): Declaration<T, true> => ({ ...s, defaulted: true });
+/** A setting that may stay unset. */
+const optional = <T>(s: Omit<Declaration<T, false>, 'defaulted' | 'default'>): Declaration<T, false> => ({ ...s, defaulted: false });
+
+const DECLARED = {
+  GATEHOUSE_DATABASE_URL: setting({
+    default: 'sqlite:./data/gatehouse.db',
+    description: '`sqlite:PATH`, `sqlite::memory:` or `postgres://…`',
+    schema: (name) => z.string().regex(/^(sqlite:|postgres(ql)?:\/\/)/, { error: `${name} must be sqlite:PATH, sqlite::memory: or postgres://…` }),
+  }),
+  GATEHOUSE_REDIS_URL: optional({ description: 'when set: sessions, rate limits and cross-node wake-ups use Redis', schema: text }),
+  GATEHOUSE_REDIS_PREFIX: setting({ default: 'gh:', description: 'prefix of every Redis key, so several deployments (or test runs) can share one Redis', schema: text }),
+  GATEHOUSE_HOST: setting({ default: '127.0.0.1', description: 'address every listener binds', schema: text }),
+  GATEHOUSE_AUTH_PORT: setting({ default: 8080, description: 'authorization server ({auth_url}); `0` picks a free port and the start log line names the URL', schema: port }),
+  GATEHOUSE_API_PORT: setting({ default: 8081, description: 'resource server ({api_url})', schema: port }),
+  GATEHOUSE_BOT_PORT: setting({ default: 8082, description: 'chat-bot interface ({bot_api_url}) and the chat web page', schema: port }),
+  GATEHOUSE_ROLES: setting<ReadonlySet<Role>>({
+    default: new Set(ROLES),
+    defaultText: 'auth,api,bot,worker',
+    description: 'which parts this process runs (scale-out runs them separately)',
+    schema: (name) => z.string()
+      .transform((raw) => raw.split(',').map((r) => r.trim()).filter(Boolean))
+      .pipe(z.array(z.enum(ROLES as [Role, ...Role[]], { error: (issue) => `${name}: unknown role "${String(issue.input)}" (use ${ROLES.join(',')})` })))
+      .transform((roles): ReadonlySet<Role> => new Set(roles)),
+  }),
+  GATEHOUSE_AUTH_URL: optional({ defaultText: 'http://127.0.0.1:<port>', description: 'public base URL of the authorization server; also the issuer', schema: httpUrl }),
+  GATEHOUSE_API_URL: optional({ defaultText: 'http://127.0.0.1:<port>', description: 'public base URL of the resource server; the default `aud` of access tokens', schema: httpUrl }),
+  GATEHOUSE_BOT_API_URL: optional({ defaultText: 'http://127.0.0.1:<port>', description: 'public base URL of the chat-bot interface', schema: httpUrl }),
+  GATEHOUSE_ADMIN_TOKEN: optional({ description: 'bearer credential of the admin HTTP API (`/admin/…`, JSON; off when unset)', schema: text }),
+  GATEHOUSE_SECRET_KEY: optional({
+    description: '32 random bytes, base64 (`openssl rand -base64 32`): the key stored secrets are encrypted under (signing keys, webhook secrets, Bot API webhook `secret_token`s). Unset: a key file `secret.key` is created once (mode 0600) in the data folder (the SQLite file\'s folder; `./data` for PostgreSQL) and used from then on. Every process of one deployment needs the same key; a process with another one stops at start',
+    schema: (name) => z.string().superRefine((raw, ctx) => {
+      try {
+        parseSecretKey(raw, name);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      }
+    }),
+  }),
+  GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: setting({
+    default: false,
+    description: '`true` lets webhook URLs (Bot API `setWebhook`, notification endpoints) point at loopback and private-network addresses; otherwise they are refused (no server-side request forgery)',
+    schema: boolean,
+  }),
+  GATEHOUSE_ACCESS_TOKEN_TTL: setting({ default: 3600, description: 'access token lifetime, seconds', schema: (name) => integer(name, 1, 2 ** 31) }),
+  GATEHOUSE_CODE_TTL: setting({ default: 60, description: 'authorization code lifetime, seconds (at most 600)', schema: (name) => integer(name, 1, 600) }),
+  GATEHOUSE_REFRESH_TOKEN_TTL: setting({ default: 30 * 24 * 3600, description: 'refresh token lifetime, seconds', schema: (name) => integer(name, 1, 2 ** 31) }),
+  GATEHOUSE_SESSION_TTL: setting({ default: 12 * 3600, description: 'sign-in session lifetime, seconds (at least 60)', schema: (name) => integer(name, 60, 2 ** 31) }),
+  GATEHOUSE_TOKEN_ENDPOINT_GET: setting({ default: false, description: 'accept GET on the token endpoint (credentials end up in logs: keep off)', schema: boolean }),
+  GATEHOUSE_OPEN_TOKEN_KEY: setting({ default: false, description: 'open `/oauth/token_key` to unauthenticated callers (the keys are always at `/.well-known/jwks.json`)', schema: boolean }),
+  GATEHOUSE_PAR_TTL: setting({ default: 60, description: "lifetime of a pushed authorization request's `request_uri`, seconds (at most 600)", schema: (name) => integer(name, 1, 600) }),
+  GATEHOUSE_PAR_REQUIRED: setting({ default: false, description: 'every client must push its authorization requests (RFC 9126); per client: `client create --require-par`', schema: boolean }),
+  GATEHOUSE_TRUST_PROXY: setting<boolean | string>({
+    default: false,
+    description: 'trust `X-Forwarded-*` (`true`, or the proxy\'s addresses) behind a TLS-terminating proxy',
+    schema: () => z.string().transform((raw) => (raw === 'true' ? true : raw === 'false' ? false : raw)),
+  }),
+  GATEHOUSE_LOG_LEVEL: setting({ default: 'info', description: `log level: ${LOG_LEVELS.join(', ')}`, schema: (name) => oneOf(name, LOG_LEVELS) }),
+  GATEHOUSE_LOG_FORMAT: optional({
+    defaultText: 'text on a terminal, json otherwise',
+    description: '`json`: one JSON object a line (what log collectors read); `text`: plain lines and a start banner with the URLs and the next step. Unset: `text` when standard output is a terminal, `json` otherwise',
+    schema: (name) => oneOf(name, LOG_FORMATS),
+  }),
+  GATEHOUSE_METRICS_PORT: optional({
+    description: 'when set: `GET /metrics` on this port serves Prometheus metrics (requests, tokens, sign-ins, webhooks, Bot API, process); bound on `GATEHOUSE_HOST`, keep it off the public network',
+    schema: port,
+  }),
+  GATEHOUSE_TOKEN_VERIFICATION: setting<TokenVerification>({
+    default: 'table',
+    description: 'how the resource server checks access tokens: `table` (a lookup; sees revocation), `local` (JWTs against the JWKS), `introspection` (RFC 7662)',
+    schema: (name) => oneOf(name, TOKEN_VERIFICATIONS),
+  }),
+  GATEHOUSE_INTROSPECTION_CACHE_TTL: setting({ default: 5, description: 'seconds a token check is remembered by `table` and `introspection` (`0`: not at all)', schema: (name) => integer(name, 0, 3600) }),
+  GATEHOUSE_INTROSPECTION_CLIENT_ID: optional({ description: 'client (created with `--introspect`) the resource server introspects as', schema: text }),
+  GATEHOUSE_INTROSPECTION_CLIENT_SECRET: optional({ description: 'that client\'s secret', schema: text }),
+  GATEHOUSE_BOT_FLOOD_CHAT_RATE: setting({ default: 1, description: 'Bot API flood control: messages per second per chat (`0`: no limit)', schema: rate }),
+  GATEHOUSE_BOT_FLOOD_CHAT_BURST: setting({ default: 20, description: 'Bot API flood control: burst per chat', schema: (name) => integer(name, 1, 1_000_000) }),
+  GATEHOUSE_BOT_FLOOD_GLOBAL_RATE: setting({ default: 30, description: 'Bot API flood control: messages per second per bot (`0`: no limit)', schema: rate }),
+  GATEHOUSE_BOT_FLOOD_GLOBAL_BURST: setting({ default: 30, description: 'Bot API flood control: burst per bot', schema: (name) => integer(name, 1, 1_000_000) }),
+  GATEHOUSE_TLS_CERT: optional({ description: 'PEM certificate file: the authorization and resource servers serve HTTPS (with `GATEHOUSE_TLS_KEY`)', schema: text }),
+  GATEHOUSE_TLS_KEY: optional({ description: 'PEM private key file of that certificate', schema: text }),
+  GATEHOUSE_CLIENT_CERT_HEADER: optional<string | undefined>({
+    description: 'behind a TLS-terminating proxy: the header carrying the client certificate (needs `GATEHOUSE_TRUST_PROXY`)',
+    schema: (name) => z.string()
+      .transform((raw) => raw.trim().toLowerCase() || undefined)
+      .refine((h) => h === undefined || /^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(h), { error: refused(name, 'must be a header name') }),
+  }),
+  GATEHOUSE_PROVIDERS_FILE: optional({ description: 'JSON file of third-party login providers', schema: text }),
+  GATEHOUSE_PROVIDERS: optional({ description: 'third-party login providers as inline JSON', schema: text }),
+  GATEHOUSE_NOTIFY_BOT_TOKEN: optional({ description: 'bot token chat notifications are sent with (chat endpoints wait while unset)', schema: text }),
+  GATEHOUSE_NOTIFY_BOT_API_URL: optional({ defaultText: '{bot_api_url}', description: 'the Bot API chat notifications go through (any Telegram-compatible one)', schema: httpUrl }),
+  GATEHOUSE_WEBHOOK_TIMEOUT: setting({ default: 15, description: 'seconds a webhook receiver (or the Bot API) gets to answer before the attempt counts as failed', schema: (name) => integer(name, 1, 300) }),
+};
+
+type Declared = typeof DECLARED;
+export type SettingName = keyof Declared;
+/** Each setting's value: its schema's output, `undefined` when it has no default and is unset. */
+export type SettingValues = {
+  readonly [K in SettingName]: Declared[K] extends Declaration<infer T, true> ? T : Declared[K] extends Declaration<infer T, false> ? T | undefined : never;
+};
+
+/** The table, with each schema built for its variable. */
+export const SETTINGS: Readonly<Record<SettingName, Setting<unknown>>> = Object.freeze(Object.fromEntries(
+  Object.entries(DECLARED).map(([name, s]: [string, Declaration<unknown, boolean>]) => [name, Object.freeze({
+    default: s.default,
+    defaultText: s.defaultText,
+    description: s.description,
+    schema: s.schema(name),
+  })]),
+) as Record<SettingName, Setting<unknown>>);
+
+export const SETTING_NAMES = Object.keys(DECLARED) as SettingName[];
+
+/** `GATEHOUSE_AUTH_PORT` → `auth-port` (the flag `--auth-port`). */
+export const flagOf = (name: SettingName): string => name.slice('GATEHOUSE_'.length).toLowerCase().replace(/_/g, '-');
+
+export type Source = Record<string, string | undefined>;
+
+/**
+ * Reads every setting from `src` (flags already merged over the
+ * environment): unset or empty takes the default. Returns the first
+ * problem's message instead when a value is refused.
+ */
+export function readSettings(src: Source): { values: SettingValues } | { error: string } {
+  const values: Record<string, unknown> = {};
+  for (const name of SETTING_NAMES) {
+    const s = SETTINGS[name];
+    const raw = src[name];
+    if (raw === undefined || raw === '') {
+      values[name] = s.default;
+      continue;
+    }
+    const r = s.schema.safeParse(raw);
+    if (!r.success) return { error: r.error.issues[0]?.message ?? `${name} is not valid` };
+    values[name] = r.data;
+  }
+  return { values: values as SettingValues };
+}
+
+const cell = (v: string) => v.replace(/\|/g, '\\|');
+
+function defaultOf(s: Setting<unknown>): string {
+  if (s.defaultText !== undefined) return `\`${s.defaultText}\``;
+  if (s.default === undefined) return 'unset';
+  return `\`${String(s.default)}\``;
+}
+
+/** The README's settings table (markdown), made from the declarations. */
+export function settingsTable(): string {
+  const rows = SETTING_NAMES.map((name) => {
+    const s = SETTINGS[name];
+    return `| \`${name}\` | \`--${flagOf(name)}\` | ${defaultOf(s)} | ${cell(s.description)} |`;
+  });
+  return ['| variable | flag | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The settings part of `gatehouse --help`. */
+export function settingsHelp(names: readonly SettingName[] = SETTING_NAMES): string {
+  const width = Math.max(...SETTING_NAMES.map((n) => flagOf(n).length)) + 4;
+  return names.map((name) => {
+    const s = SETTINGS[name];
+    const def = s.defaultText ?? (s.default === undefined ? 'unset' : String(s.default));
+    return `  --${flagOf(name).padEnd(width)}${name} (default ${def}): ${s.description.replace(/`/g, '')}`;
+  }).join('\n');
+}

@@ -1,0 +1,104 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+import type { NotifyEvent } from '../../core/notify/events.js';
+import type { DB } from '../schema.js';
+import { within, type TxScope } from '../transaction.js';
+import { appendEvents } from './events-append.js';
+
+/**
+ * Events appended outside a transaction (token.issued on the
+ * client-credentials path, sign-in events) are group-committed as one row per
+ * batch: `events` holds the batch's events as a JSON array. Before, each event
+ * was a row and queued a delivery per subscribed endpoint at once: two rows
+ * and six index entries per token, which cost half of client-credentials
+ * throughput (docs/benchmarks.md, "Recording token.issued"). A batch is
+ * fanned out into `notify_events` and their deliveries by whoever reads the
+ * outbox next (the worker's claim, an admin listing). The batch row is
+ * deleted only with or after its events and deliveries are written (in one
+ * transaction on PostgreSQL, by statements that skip what is already there on
+ * SQLite): an event is never lost between the two, nor queued twice.
+ */
+export interface NotifyBatchesTable {
+  id: string;
+  created_at: number;
+  events: string; // JSON array of NotifyEvent
+}
+
+export type BatchDB = DB & { notify_event_batches: NotifyBatchesTable };
+
+/** 0010_notify_batches: the batch rows. The primary key is their only index (ids sort by time). */
+export const notifyBatchesMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.createTable('notify_event_batches')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('events', 'text', (c) => c.notNull())
+      .execute();
+  },
+};
+
+const batches = (db: Kysely<DB>) => db as unknown as Kysely<BatchDB>;
+
+/**
+ * Writes a batch row by one statement: atomic and, outside a transaction,
+ * committed when it returns. Compiled once (building and compiling the query
+ * each time cost more than the row).
+ */
+export function batchWriter(db: Kysely<DB>): (id: string, events: NotifyEvent[]) => Promise<void> {
+  const insert = batches(db).insertInto('notify_event_batches').values({ id: '', created_at: 0, events: '' }).compile();
+  return async (id, events) => {
+    await db.executeQuery({ ...insert, parameters: [id, events[0]!.createdAt, JSON.stringify(events)] });
+  };
+}
+
+export const writeBatch = (db: Kysely<DB>, id: string, events: NotifyEvent[]): Promise<void> => batchWriter(db)(id, events);
+
+/** Rows taken per round: a few thousand events at most (a batch holds up to 500). */
+const ROWS_PER_ROUND = 8;
+/** Events per INSERT: 6 parameters each, well below both databases' limits. */
+const EVENTS_PER_STATEMENT = 500;
+
+/**
+ * Moves pending batches into `notify_events` and `webhook_deliveries`
+ * (deliveries go to the endpoints subscribed at that moment, which is within
+ * a sweep of the commit). `wait`: take rows another process is fanning out
+ * only once it has finished (a reader that must see every committed event);
+ * else skip them (the worker, which will see their deliveries anyway).
+ * `maxEvents` bounds one call under a backlog. Returns how many events moved.
+ */
+export async function fanOut(db: Kysely<DB>, scope: TxScope | undefined, postgres: boolean, opts: { wait: boolean; maxEvents: number }): Promise<number> {
+  let moved = 0;
+  while (moved < opts.maxEvents) {
+    // Outside a transaction, a cheap look first: the worker calls this before every claim.
+    if (!scope && !(await batches(db).selectFrom('notify_event_batches').select('id').limit(1).executeTakeFirst())) return moved;
+    const { rows, events } = postgres ? await within(db, scope, async (trx) => {
+      const pick = batches(trx).selectFrom('notify_event_batches').select('id').orderBy('id').limit(ROWS_PER_ROUND)
+        .modifyEnd(opts.wait ? sql`for update` : sql`for update skip locked`);
+      const taken = await batches(trx).deleteFrom('notify_event_batches').where('id', 'in', pick).returning('events').execute();
+      return move(trx, taken, true);
+    }) : await fanOutSqlite(db);
+    moved += events;
+    if (rows < ROWS_PER_ROUND) return moved;
+  }
+  return moved;
+}
+
+async function move(db: Kysely<DB>, taken: { events: string }[], postgres: boolean): Promise<{ rows: number; events: number }> {
+  const all = taken.flatMap((r) => JSON.parse(r.events) as NotifyEvent[]);
+  for (let i = 0; i < all.length; i += EVENTS_PER_STATEMENT) await appendEvents(db, all.slice(i, i + EVENTS_PER_STATEMENT), postgres, true);
+  return { rows: taken.length, events: all.length };
+}
+
+/**
+ * SQLite: no transaction around the three steps, each one statement that
+ * holds the write lock only while it runs (better-sqlite3 is synchronous: a
+ * transaction held across awaits would stall another connection of the same
+ * process for the whole busy timeout). The inserts skip rows already there,
+ * so a row fanned out by two connections at once, or again after a crash
+ * before its delete, yields each event and delivery once.
+ */
+async function fanOutSqlite(db: Kysely<DB>): Promise<{ rows: number; events: number }> {
+  const taken = await batches(db).selectFrom('notify_event_batches').select(['id', 'events']).orderBy('id').limit(ROWS_PER_ROUND).execute();
+  const r = await move(db, taken, false);
+  if (taken.length) await batches(db).deleteFrom('notify_event_batches').where('id', 'in', taken.map((t) => t.id)).execute();
+  return r;
+}

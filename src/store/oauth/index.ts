@@ -1,0 +1,16 @@
+import type { Kysely } from 'kysely';
+import type { PushedRequestStore } from '../../core/oauth/par.js';
+import type { DB } from '../schema.js';
+import { SqlPushedRequestStore } from './pushed.js';
+import { SqlReplayStore } from './jtis.js';
+import type { ReplayStore } from '../../core/oauth/client-assertion.js';
+
+/** The stores of the current generation of OAuth (migration 0008_oauth_current), on the main database. */
+export interface CurrentOAuthStorage {
+  pushed: PushedRequestStore;
+  replay: ReplayStore;
+}
+
+export function sqlCurrentOAuthStorage(db: Kysely<DB>): CurrentOAuthStorage {
+  return { pushed: new SqlPushedRequestStore(db), replay: new SqlReplayStore(db) };
+}

@@ -1,0 +1,169 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Update } from '@grammyjs/types';
+import { BotUsernameTakenError, type BotStorage, type NewBot, type NewMessage } from '../../../src/core/bot/ports.js';
+import { hashOf, T } from '../fixtures.js';
+import type { StoreFactory, SuiteOptions } from './suite.js';
+
+const aBot = (over: Partial<NewBot> = {}): NewBot => ({
+  id: randomInt(1_000_000, 2 ** 40), username: `b${randomUUID().slice(0, 8)}_bot`, name: 'Test', ownerUserId: randomUUID(),
+  tokenHash: hashOf('bot-token'), createdAt: T, ...over,
+});
+
+const aMessage = (botId: number, chatId: number, over: Partial<NewMessage> = {}): NewMessage => ({
+  botId, chatId, fromBot: false, date: T / 1000, text: 'hello', entities: null, replyToMessageId: null, ...over,
+});
+
+/** An update as getUpdates shows it; the store keeps it as given. */
+const textUpdate = (chatId: number, text: string) => (updateId: number): Update => ({
+  update_id: updateId,
+  message: { message_id: 1, date: T / 1000, chat: { id: chatId, type: 'private', first_name: 'Ada' }, text },
+} as Update);
+
+/**
+ * The chat-bot stores (BotStorage): bots with unique usernames, private chats
+ * whose message ids and bots' update ids are allocated atomically, and the
+ * update queue getUpdates and webhooks read.
+ */
+export function botStoresConformance(name: string, factory: StoreFactory<BotStorage>, { skip }: SuiteOptions = {}): void {
+  describe(`storage conformance: bot chats and updates (${name})`, { skip }, () => {
+    let storage: BotStorage;
+    let close: () => Promise<void>;
+    before(async () => {
+      ({ stores: storage, close } = await factory());
+    });
+    after(() => close());
+
+    describe('BotStore', () => {
+      it('finds a bot by id, token hash and username whatever the case; refuses a taken username', async () => {
+        const bot = aBot({ username: 'Weather_bot' });
+        await storage.bots.create(bot);
+        assert.equal((await storage.bots.get(bot.id))?.username, 'Weather_bot');
+        assert.equal((await storage.bots.findByTokenHash(bot.tokenHash!))?.id, bot.id);
+        assert.equal((await storage.bots.findByUsername('weather_BOT'))?.id, bot.id);
+        assert.deepEqual((await storage.bots.listByOwner(bot.ownerUserId!)).map((b) => b.id), [bot.id]);
+        await assert.rejects(storage.bots.create(aBot({ username: 'WEATHER_bot' })), BotUsernameTakenError);
+        assert.equal(await storage.bots.get(1), undefined);
+      });
+
+      it('deleting a bot deletes its chats, messages and updates', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        await storage.chats.open(bot.id, 7, 'someone', T);
+        await storage.chats.addMessage(aMessage(bot.id, 7), T);
+        await storage.updates.add(bot.id, 7, textUpdate(7, 'hi'), T);
+        await storage.bots.delete(bot.id);
+        assert.equal(await storage.bots.get(bot.id), undefined);
+        assert.equal(await storage.chats.get(bot.id, 7), undefined);
+        assert.equal(await storage.chats.getMessage(bot.id, 7, 1), undefined);
+        assert.equal(await storage.updates.count(bot.id), 0);
+      });
+    });
+
+    describe('ChatStore', () => {
+      it('opens a private chat once, and numbers its messages 1, 2, 3… even when sent together', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        const first = await storage.chats.open(bot.id, 42, 'user-42', T);
+        const again = await storage.chats.open(bot.id, 42, 'user-42', T + 5);
+        assert.deepEqual(again, first);
+        const sent = await Promise.all(Array.from({ length: 10 }, (_, i) => storage.chats.addMessage(aMessage(bot.id, 42, { text: `m${i}`, fromBot: i % 2 === 0 }), T + i)));
+        assert.deepEqual(sent.map((m) => m.messageId).sort((a, b) => a - b), Array.from({ length: 10 }, (_, i) => i + 1));
+        const after3 = await storage.chats.messagesAfter(bot.id, 42, 3, 100);
+        assert.deepEqual(after3.map((m) => m.messageId), [4, 5, 6, 7, 8, 9, 10]);
+        assert.equal((await storage.chats.messagesAfter(bot.id, 42, 0, 2)).length, 2);
+        assert.equal((await storage.chats.lastMessage(bot.id, 42))?.messageId, 10);
+        assert.equal((await storage.chats.get(bot.id, 42))?.lastMessageId, 10);
+      });
+
+      it('edits and deletes a message once; keeps its text, entities and reply', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        await storage.chats.open(bot.id, 5, 'user-5', T);
+        const m = await storage.chats.addMessage(aMessage(bot.id, 5, { text: 'bold', entities: [{ type: 'bold', offset: 0, length: 4 }] }), T);
+        const reply = await storage.chats.addMessage(aMessage(bot.id, 5, { fromBot: true, text: 'ok', replyToMessageId: m.messageId }), T);
+        const stored = await storage.chats.getMessage(bot.id, 5, m.messageId);
+        assert.equal(stored?.text, 'bold');
+        assert.deepEqual(stored?.entities, [{ type: 'bold', offset: 0, length: 4 }]);
+        assert.equal((await storage.chats.getMessage(bot.id, 5, reply.messageId))?.replyToMessageId, m.messageId);
+
+        assert.equal(await storage.chats.editMessage(bot.id, 5, m.messageId, { text: 'plain', entities: null, editDate: T / 1000 + 1 }), true);
+        const edited = await storage.chats.getMessage(bot.id, 5, m.messageId);
+        assert.equal(edited?.text, 'plain');
+        assert.equal(edited?.entities, null);
+        assert.equal(edited?.editDate, T / 1000 + 1);
+        assert.equal(await storage.chats.editMessage(bot.id, 5, 999, { text: 'x', entities: null, editDate: null }), false);
+
+        assert.equal(await storage.chats.deleteMessage(bot.id, 5, m.messageId), true);
+        assert.equal(await storage.chats.getMessage(bot.id, 5, m.messageId), undefined);
+        assert.equal(await storage.chats.deleteMessage(bot.id, 5, m.messageId), false);
+      });
+
+      it("lists a person's chats, most recently active first, and keeps a conversation state", async () => {
+        const [a, b] = [aBot(), aBot()];
+        await storage.bots.create(a);
+        await storage.bots.create(b);
+        const user = `user-${randomUUID()}`;
+        await storage.chats.open(a.id, 9, user, T);
+        await storage.chats.open(b.id, 9, user, T + 1);
+        await storage.chats.addMessage(aMessage(a.id, 9), T + 2);
+        assert.deepEqual((await storage.chats.listForUser(user)).map((c) => c.botId), [a.id, b.id]);
+        await storage.chats.setState(a.id, 9, '{"step":"newbot_name"}');
+        assert.equal((await storage.chats.get(a.id, 9))?.state, '{"step":"newbot_name"}');
+        await storage.chats.setState(a.id, 9, null);
+        assert.equal((await storage.chats.get(a.id, 9))?.state, null);
+      });
+    });
+
+    describe('UpdateStore', () => {
+      it('numbers updates one after another, even when added together, and lists them oldest first', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        const added = await Promise.all(Array.from({ length: 10 }, (_, i) => storage.updates.add(bot.id, 3, textUpdate(3, `u${i}`), T + i)));
+        const ids = added.map((u) => u.update_id).sort((a, b) => a - b);
+        assert.deepEqual(ids, Array.from({ length: 10 }, (_, i) => ids[0]! + i));
+        const listed = await storage.updates.list(bot.id, undefined, 100);
+        assert.deepEqual(listed.map((u) => u.updateId), ids);
+        assert.deepEqual(listed.map((u) => u.update.update_id), ids);
+        assert.deepEqual((await storage.updates.list(bot.id, ids[7], 100)).map((u) => u.updateId), ids.slice(7));
+        assert.equal((await storage.updates.list(bot.id, undefined, 3)).length, 3);
+        assert.equal(await storage.updates.count(bot.id), 10);
+      });
+
+      it('confirms below an id, keeps the newest, deletes one or all, purges by age', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        // Older than every other test's updates: the purge is for all bots at once.
+        const at = T - 1_000;
+        const ids: number[] = [];
+        for (let i = 0; i < 8; i++) ids.push((await storage.updates.add(bot.id, null, textUpdate(1, `u${i}`), at + i)).update_id);
+        assert.equal(await storage.updates.deleteBelow(bot.id, ids[2]!), 2);
+        await storage.updates.keepLast(bot.id, 4);
+        assert.deepEqual((await storage.updates.list(bot.id, undefined, 100)).map((u) => u.updateId), ids.slice(4));
+        await storage.updates.delete(bot.id, ids[5]!);
+        assert.deepEqual((await storage.updates.list(bot.id, undefined, 100)).map((u) => u.updateId), [ids[4], ids[6], ids[7]]);
+        await storage.updates.markAttempt(bot.id, ids[4]!, 2, T + 60_000);
+        const [retried] = await storage.updates.list(bot.id, ids[4], 1);
+        assert.equal(retried?.attempts, 2);
+        assert.equal(retried?.nextAttemptAt, T + 60_000);
+        assert.equal(await storage.updates.purgeOlderThan(at + 7), 2);
+        assert.deepEqual((await storage.updates.list(bot.id, undefined, 100)).map((u) => u.updateId), [ids[7]]);
+        await storage.updates.deleteAll(bot.id);
+        assert.equal(await storage.updates.count(bot.id), 0);
+      });
+
+      it('an update added in a rolled-back transaction leaves nothing behind', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        await assert.rejects(storage.transaction(async (tx) => {
+          await tx.updates.add(bot.id, 1, textUpdate(1, 'lost'), T);
+          throw new Error('the change fails');
+        }));
+        assert.equal(await storage.updates.count(bot.id), 0);
+        const kept = await storage.transaction((tx) => tx.updates.add(bot.id, 1, textUpdate(1, 'kept'), T));
+        assert.deepEqual((await storage.updates.list(bot.id, undefined, 10)).map((u) => u.updateId), [kept.update_id]);
+      });
+    });
+  });
+}
