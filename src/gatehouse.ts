@@ -37,6 +37,7 @@ import type { AccessTokenVerifier } from './core/resource/token.js';
 import { argon2Hasher } from './infra/argon2.js';
 import type { BotStorage } from './core/bot/ports.js';
 import type { FederationStorage } from './core/federation/ports.js';
+import { ChatActions } from './core/notify/actions.js';
 import { PgWakeupRelay } from './store/bot/pg-wakeups.js';
 import { RedisWakeups, redisDeliveryLease } from './store/bot/redis-wakeups.js';
 import type { SqlStorage } from './store/index.js';
@@ -81,6 +82,8 @@ export interface Gatehouse {
   par: PushedAuthorization;
   /** `private_key_jwt` client authentication (RFC 7523, src/core/oauth/client-assertion.ts). */
   clientAssertions: ClientAssertions;
+  /** The notification bot's buttons, by callback_data prefix (src/core/notify/actions.ts). */
+  chatActions: ChatActions;
   close(): Promise<void>;
 }
 
@@ -130,6 +133,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const par = new PushedAuthorization({
     store: sql.currentOAuth.pushed, clients: storage.clients, clock, ttlSeconds: config.parTtl, required: config.parRequired, validate: (p) => authorization.validate(p),
   });
+  const chatActions = new ChatActions();
   return {
     config,
     oauth,
@@ -157,6 +161,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     par,
     console: consoleStore,
     clientAssertions,
+    chatActions,
     close: async () => {
       outbound.registered.close();
       outbound.configured.close();

@@ -4,6 +4,7 @@ import { sendMessageRequest, type ChatChannelConfig } from './chat.js';
 import { createEndpoint, personalChatInput } from './endpoints.js';
 import type { Endpoint, EventStore } from './ports.js';
 import type { Transport } from './transport.js';
+import type { ChatActions } from './actions.js';
 
 /** The JWS type of a chat-link token, so no other token of ours is accepted as one. */
 export const LINK_TYP = 'gatehouse-notify-link+jwt';
@@ -46,6 +47,7 @@ export async function linkChat(
 interface BotUpdate {
   update_id: number;
   message?: { text?: string; chat?: { id?: number | string } };
+  callback_query?: { id?: string; data?: string; message?: { message_id?: number; chat?: { id?: number | string } } };
 }
 
 export interface LinkerDeps {
@@ -57,6 +59,8 @@ export interface LinkerDeps {
   /** {auth_url}, known once the authorization server listens. */
   authUrl: () => string;
   log?: { warn(obj: object, msg: string): void };
+  /** Handlers of the bot's buttons by callback_data prefix (src/core/notify/actions.ts). */
+  actions?: ChatActions;
 }
 
 /**
@@ -90,7 +94,7 @@ export class ChatLinker {
 
   private async loop(): Promise<void> {
     while (!this.abort.signal.aborted) {
-      const a = await this.call('getUpdates', { offset: this.offset, timeout: 20, limit: 20, allowed_updates: ['message'] }, 30_000, 1 << 20);
+      const a = await this.call('getUpdates', { offset: this.offset, timeout: 20, limit: 20, allowed_updates: this.deps.actions ? ['message', 'callback_query'] : ['message'] }, 30_000, 1 << 20);
       if (this.abort.signal.aborted) return;
       let updates: BotUpdate[] | undefined;
       try {
@@ -115,7 +119,21 @@ export class ChatLinker {
     }
   }
 
+  /** A button press: the registered handler decides; the answer and the edited message tell the outcome. */
+  private async press(q: NonNullable<BotUpdate['callback_query']>): Promise<void> {
+    const chatId = q.message?.chat?.id;
+    if (!q.id || !this.deps.actions) return;
+    const outcome = chatId === undefined || typeof q.data !== 'string'
+      ? { answer: 'This button no longer works.' }
+      : await this.deps.actions.dispatch(q.data, { chatId: String(chatId), messageId: q.message?.message_id, now: this.deps.clock.now() });
+    await this.call('answerCallbackQuery', { callback_query_id: q.id, text: outcome.answer, ...(outcome.showAlert ? { show_alert: true } : {}) }, 10_000);
+    if (outcome.editText !== undefined && chatId !== undefined && q.message?.message_id !== undefined) {
+      await this.call('editMessageText', { chat_id: chatId, message_id: q.message.message_id, text: outcome.editText, reply_markup: { inline_keyboard: [] } }, 10_000);
+    }
+  }
+
   async handle(u: BotUpdate): Promise<void> {
+    if (u.callback_query) return this.press(u.callback_query);
     const text = u.message?.text?.trim() ?? '';
     const chatId = u.message?.chat?.id;
     if (chatId === undefined) return;
