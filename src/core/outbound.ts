@@ -24,6 +24,8 @@ export interface OutboundResponse {
   /** Lower-case names, as node:http gives them. */
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The body's bytes (files fetched by URL); `body` is their UTF-8 reading. */
+  bytes?: Buffer;
   /** The body was longer than `maxBytes`; `body` is its start. */
   truncated: boolean;
 }

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 import { botMigration } from './bot/migration.js';
 import { botInteractiveMigration } from './bot/migration-interactive.js';
+import { botFilesMigration } from './bot/files-migration.js';
 import { notifyMigration } from './notify/migration.js';
 import { notifyBatchesMigration } from './notify/fanout.js';
 import { oidcMigration } from './oidc/migration.js';
@@ -148,6 +149,7 @@ const migrations: Record<string, Migration> = {
   '0008_oauth_current': oauthCurrentMigration,
   '0009_admin_users': adminUsersMigration,
   '0010_notify_batches': notifyBatchesMigration,
+  '0011_bot_files': botFilesMigration,
 };
 
 class StaticProvider implements MigrationProvider {

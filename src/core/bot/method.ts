@@ -1,9 +1,10 @@
 import type { ApiMethods } from '@grammyjs/types';
 import type { z } from 'zod';
+import type { UploadedFile } from './files.js';
 import type { BotRecord } from './ports.js';
 
-/** The Bot API as `@grammyjs/types` declares it; no method we serve takes an uploaded file. */
-type Api = ApiMethods<never>;
+/** The Bot API as `@grammyjs/types` declares it; an InputFile is a multipart upload (files.ts). */
+type Api = ApiMethods<UploadedFile>;
 export type MethodName = keyof Api;
 export type ApiArgs<M extends MethodName> = Parameters<Api[M]> extends [(infer A)?, ...unknown[]] ? NonNullable<A> : Record<never, never>;
 export type ApiResult<M extends MethodName> = ReturnType<Api[M]>;

@@ -67,9 +67,19 @@ export function messageObject(m: StoredMessage, bot: BotRecord, person: Person, 
     text: m.text,
   } as Message.TextMessage;
   if (m.entities?.length) msg.entities = m.entities;
+  if (m.content?.photo || m.content?.document) asMedia(msg);
   if (m.editDate !== null) msg.edit_date = m.editDate;
   if (replyTo) Object.assign(msg, { reply_to_message: messageObject(replyTo, bot, person, undefined, viewer) });
   if (m.content) Object.assign(msg, m.content);
   if (m.replyMarkup && (viewer === 'person' || isInline(m.replyMarkup))) Object.assign(msg, { reply_markup: m.replyMarkup });
   return msg;
+}
+
+/** A photo or document message: its stored text and entities are the caption (Bot API Message). */
+function asMedia(msg: Message.TextMessage): void {
+  const o = msg as Partial<Message.TextMessage> & Partial<Message.CaptionableMessage>;
+  if (o.text) o.caption = o.text;
+  if (o.entities) o.caption_entities = o.entities;
+  delete o.text;
+  delete o.entities;
 }

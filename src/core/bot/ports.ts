@@ -1,4 +1,5 @@
-import type { BotCommand, LinkPreviewOptions, MessageEntity, MessageOrigin, Update } from '@grammyjs/types';
+import type { Readable } from 'node:stream';
+import type { BotCommand, Document, LinkPreviewOptions, MessageEntity, MessageOrigin, PhotoSize, Update } from '@grammyjs/types';
 import type { ReplyMarkup } from './keyboards.js';
 import type { Recorder } from '../notify/record.js';
 import type { Transactional } from '../ports.js';
@@ -79,6 +80,11 @@ export interface MessageContent {
   forward_origin?: MessageOrigin;
   has_protected_content?: true;
   link_preview_options?: LinkPreviewOptions;
+  /** A photo or document message: its text and entities are shown as caption and caption_entities (objects.ts). */
+  photo?: PhotoSize[];
+  document?: Document;
+  show_caption_above_media?: true;
+  has_media_spoiler?: true;
 }
 
 export type NewMessage = Omit<StoredMessage, 'messageId' | 'editDate' | 'replyMarkup' | 'content'> & { replyMarkup?: ReplyMarkup | null; content?: MessageContent | null };
@@ -222,6 +228,60 @@ export interface BotProfileStore {
   setProfile(botId: number, languageCode: string, field: ProfileField, value: string | null): Promise<void>;
 }
 
+export type FileKind = 'photo' | 'document';
+
+/** A file a bot sent (Bot API File): `fileId` is this bot's handle, `uniqueId` the same for the same bytes. */
+export interface StoredFile {
+  fileId: string;
+  botId: number;
+  uniqueId: string;
+  /** Where the bytes are in the BlobStore. */
+  blobKey: string;
+  kind: FileKind;
+  size: number;
+  mimeType: string | null;
+  fileName: string | null;
+  width: number | null;
+  height: number | null;
+  createdAt: number;
+}
+
+export interface BotFileStore {
+  add(f: StoredFile): Promise<void>;
+  get(fileId: string): Promise<StoredFile | undefined>;
+  /** Lets the people of the chat read the file (it was sent into the chat); idempotent. */
+  grant(fileId: string, chatId: number): Promise<void>;
+  granted(fileId: string, chatId: number): Promise<boolean>;
+}
+
+/** Bytes received and kept aside until a method keeps or the request's end discards them. */
+export interface StagedBlob {
+  /** The staging area's name for it. */
+  id: string;
+  /** SHA-256 of the bytes, hex. */
+  sha256: string;
+  size: number;
+}
+
+/**
+ * Where file bytes live: a folder beside the SQLite database by default
+ * (src/store/bot/files-disk.ts); a store shared by several machines
+ * implements the same port. Blobs are addressed by content, so the same
+ * bytes are kept once.
+ */
+export interface BlobStore {
+  /** Reads the stream into a staging area; 'too_big' (and nothing kept) past `maxBytes`. */
+  stage(source: Readable, maxBytes: number): Promise<StagedBlob | 'too_big'>;
+  /** The staged bytes (photos: their header is read). */
+  readStaged(staged: StagedBlob): Promise<Buffer>;
+  /** Makes the staged bytes permanent; returns their key. */
+  keep(staged: StagedBlob): Promise<string>;
+  /** Forgets staged bytes (kept ones stay). */
+  discard(staged: StagedBlob): Promise<void>;
+  open(key: string): Readable;
+  close(): Promise<void>;
+}
+
 export interface BotStores {
   bots: BotStore;
   people: PersonStore;
@@ -229,6 +289,7 @@ export interface BotStores {
   updates: UpdateStore;
   callbacks: CallbackQueryStore;
   profiles: BotProfileStore;
+  files: BotFileStore;
   /** The outbox (bot.created commits with the bot). */
   events: Recorder;
 }

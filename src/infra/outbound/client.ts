@@ -75,12 +75,10 @@ export function createOutbound(opts: OutboundOptions): OutboundClient {
         const chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
-        const done = () => settle(() => resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'),
-          truncated,
-        }));
+        const done = () => settle(() => {
+          const bytes = Buffer.concat(chunks).subarray(0, maxBytes);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes.toString('utf8'), bytes, truncated });
+        });
         res.on('data', (c: Buffer) => {
           if (truncated) return;
           size += c.length;

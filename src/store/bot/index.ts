@@ -7,6 +7,7 @@ import { runTransaction, type TxScope } from '../transaction.js';
 import { SqlBotStore } from './bots.js';
 import { SqlCallbackQueryStore } from './callbacks.js';
 import { SqlChatStore } from './chats.js';
+import { SqlBotFileStore } from './files.js';
 import { SqlPersonStore } from './people.js';
 import { SqlBotProfileStore } from './profiles.js';
 import { SqlUpdateStore } from './updates.js';
@@ -16,6 +17,7 @@ function botStoresOn(db: Kysely<DB>, notify: NotifyShared, scope?: TxScope): Bot
     bots: new SqlBotStore(db, notify.secrets), people: new SqlPersonStore(db), chats: new SqlChatStore(db), updates: new SqlUpdateStore(db),
     callbacks: new SqlCallbackQueryStore(db),
     profiles: new SqlBotProfileStore(db),
+    files: new SqlBotFileStore(db),
     events: new SqlEventStore(db, notify, scope),
   };
 }

@@ -1,0 +1,94 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { link, mkdir, mkdtemp, readFile, rm, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import type { BlobStore, StagedBlob } from '../../core/bot/ports.js';
+
+class TooBig extends Error {}
+
+/**
+ * File bytes in a folder (GATEHOUSE_FILES_DIR): `staging/<random>` while a
+ * request is read, then `<first two hex digits>/<sha256>` once a method keeps
+ * them. Keeping is a hard link, so two processes keeping the same bytes
+ * both succeed and neither sees a half-written file.
+ */
+export class DiskBlobStore implements BlobStore {
+  private constructor(private readonly dir: string, private readonly temporary: boolean) {}
+
+  /** `dir` undefined (an in-memory database): a temporary folder removed at close. */
+  static async open(dir: string | undefined): Promise<DiskBlobStore> {
+    const root = dir ?? (await mkdtemp(join(tmpdir(), 'gatehouse-files-')));
+    await mkdir(join(root, 'staging'), { recursive: true });
+    return new DiskBlobStore(root, dir === undefined);
+  }
+
+  private staged(id: string) {
+    if (!/^[0-9a-f]{32}$/.test(id)) throw new Error('bad staging id');
+    return join(this.dir, 'staging', id);
+  }
+
+  private kept(key: string) {
+    if (!/^[0-9a-f]{64}$/.test(key)) throw new Error('bad blob key');
+    return join(this.dir, key.slice(0, 2), key);
+  }
+
+  async stage(source: Readable, maxBytes: number): Promise<StagedBlob | 'too_big'> {
+    const id = randomBytes(16).toString('hex');
+    const path = this.staged(id);
+    const hash = createHash('sha256');
+    let size = 0;
+    const count = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > maxBytes) return done(new TooBig());
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(source, count, createWriteStream(path, { mode: 0o600 }));
+    } catch (e) {
+      await unlink(path).catch(() => undefined);
+      if (e instanceof TooBig) {
+        // The rest of the upload is read and dropped, so the request can still be answered.
+        source.resume();
+        return 'too_big';
+      }
+      throw e;
+    }
+    return { id, sha256: hash.digest('hex'), size };
+  }
+
+  readStaged(staged: StagedBlob): Promise<Buffer> {
+    return readFile(this.staged(staged.id));
+  }
+
+  async keep(staged: StagedBlob): Promise<string> {
+    const key = staged.sha256;
+    const path = this.kept(key);
+    await mkdir(join(this.dir, key.slice(0, 2)), { recursive: true });
+    try {
+      await link(this.staged(staged.id), path);
+    } catch (e) {
+      // The same bytes are kept already.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    return key;
+  }
+
+  async discard(staged: StagedBlob): Promise<void> {
+    await unlink(this.staged(staged.id)).catch(() => undefined);
+  }
+
+  open(key: string): Readable {
+    return createReadStream(this.kept(key));
+  }
+
+  async close(): Promise<void> {
+    if (this.temporary) await rm(this.dir, { recursive: true, force: true });
+  }
+}
