@@ -23,6 +23,9 @@ export type ErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'slow_down'
+  // RFC 9449 §5, §7.1, §8: a DPoP proof that fails the checks, or one without the server's nonce.
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   // OpenID Connect Core §3.1.2.6, answered by redirect when prompt=none cannot be honoured.
   | 'login_required'
   | 'consent_required'
@@ -52,6 +55,8 @@ const defaultStatus: Record<ErrorCode, number> = {
   invalid_token: 401,
   insufficient_scope: 403,
   slow_down: 429,
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
   login_required: 400,
   consent_required: 400,
   interaction_required: 400,
@@ -71,8 +76,20 @@ const defaultStatus: Record<ErrorCode, number> = {
  */
 export type Challenge =
   | { scheme: 'Basic' }
-  | { scheme: 'Bearer'; realm?: string; scope?: string; bare?: boolean }
+  | { scheme: 'Bearer'; realm?: string; scope?: string; bare?: boolean; dpop?: DpopChallenge }
   | { scheme: 'none' };
+
+/**
+ * RFC 9449 §7.1: a resource that accepts DPoP answers a `DPoP` challenge with
+ * the algorithms it takes beside the Bearer one; when the request used the
+ * DPoP scheme the error goes on the DPoP challenge (`primary`). `nonce` is
+ * sent as the `DPoP-Nonce` header (§9).
+ */
+export interface DpopChallenge {
+  algs: readonly string[];
+  primary: boolean;
+  nonce?: string;
+}
 
 /** Where a failed authorization request is answered by redirect (RFC 6749 §4.1.2.1, §4.2.2.1). */
 export interface ErrorRedirect {
@@ -158,6 +175,10 @@ export const missingToken = () => new GatehouseError('invalid_token', 'an access
 /** 403 with the scope that would have been enough (RFC 6750 §3, `scope` attribute). */
 export const insufficientScope = (needed: readonly string[]) =>
   new GatehouseError('insufficient_scope', `the access token needs the scope: ${needed.join(' ')}`, { challenge: { scheme: 'Bearer', scope: needed.join(' ') } });
+/** RFC 9449 §5 (token endpoint, 400) and §7.1 (resource, 401 with a DPoP challenge). */
+export const invalidDpopProof = (d: string, o?: ErrorOptions) => new GatehouseError('invalid_dpop_proof', d, o);
+/** RFC 9449 §8, §9: the proof lacks the nonce the server demands; the answer carries a fresh one. */
+export const useDpopNonce = (d: string, o?: ErrorOptions) => new GatehouseError('use_dpop_nonce', d, o);
 export const accessDenied = (d: string, o?: ErrorOptions) => new GatehouseError('access_denied', d, o);
 export const notFound = (d: string, o?: ErrorOptions) => new GatehouseError('not_found', d, o);
 export const conflict = (d: string, o?: ErrorOptions) => new GatehouseError('conflict', d, o);

@@ -36,8 +36,8 @@ export type KeyResolver = (header: JWTHeaderParameters) => Promise<VerificationK
 
 export interface JwtVerifyOptions {
   keys: KeyResolver;
-  /** Exact `iss`. */
-  issuer: string;
+  /** Exact `iss`; null only for JWTs that name no issuer (a DPoP proof is signed by the key it carries, RFC 9449 §4.2). */
+  issuer: string | null;
   /** `aud` must be, or contain, one of these; omitted: not checked. */
   audience?: string | readonly string[];
   /** Explicit typing (RFC 8725 §3.11), compared as media types (`at+jwt` = `application/at+jwt`). */
@@ -109,7 +109,7 @@ export async function verifyJwt(token: string, opts: JwtVerifyOptions): Promise<
   try {
     const { payload, protectedHeader } = await jwtVerify(token, resolve, {
       algorithms: [...algorithms],
-      issuer: opts.issuer,
+      ...(opts.issuer !== null ? { issuer: opts.issuer } : {}),
       ...(opts.audience !== undefined ? { audience: typeof opts.audience === 'string' ? opts.audience : [...opts.audience] } : {}),
       ...(opts.typ !== undefined ? { typ: opts.typ } : {}),
       clockTolerance: opts.clockTolerance ?? 0,

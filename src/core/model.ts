@@ -48,6 +48,8 @@ export interface Client {
   jwksUri?: string;
   /** `client_secret_jwt` (OpenID Connect Core §9): the secret itself, which keys the HMAC; stored sealed, never shown again. */
   jwtSecret?: string;
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens`: every token request must carry a DPoP proof. */
+  dpopBoundAccessTokens?: boolean;
   createdAt: number;
 }
 
@@ -75,6 +77,8 @@ export interface AuthorizationCode {
   codeChallenge: string | null;
   codeChallengeMethod: 'S256' | null;
   nonce: string | null;
+  /** RFC 9449 §10 `dpop_jkt`: the code may be redeemed only with a DPoP proof by this key. */
+  dpopJkt?: string;
   familyId: string;
   authTime: number;
   createdAt: number;
@@ -102,6 +106,8 @@ export interface RefreshToken {
   expiresAt: number;
   rotatedAt: number | null;
   revokedAt: number | null;
+  /** RFC 9449 §5: a public client's refresh token is bound to its DPoP key (thumbprint). */
+  dpopJkt?: string;
 }
 
 /** Opaque access tokens are stored (by hash); JWT ones are not. */
@@ -117,6 +123,8 @@ export interface OpaqueAccessToken {
   revokedAt: number | null;
   /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to. */
   certThumbprint?: string;
+  /** RFC 9449 §6: thumbprint of the DPoP key the token is bound to (`cnf.jkt`). */
+  dpopJkt?: string;
 }
 
 export interface Consent {

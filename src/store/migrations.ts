@@ -9,6 +9,7 @@ import { federationMigration } from './federation/migration.js';
 import { secretsMigration } from './secrets/migration.js';
 import { adminUsersMigration } from './console/migration.js';
 import { oauthCurrentMigration } from './oauth/migration.js';
+import { dpopMigration } from './oauth/dpop-migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -150,6 +151,7 @@ const migrations: Record<string, Migration> = {
   '0009_admin_users': adminUsersMigration,
   '0010_notify_batches': notifyBatchesMigration,
   '0011_bot_files': botFilesMigration,
+  '0012_dpop': dpopMigration,
 };
 
 class StaticProvider implements MigrationProvider {

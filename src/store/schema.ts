@@ -386,3 +386,20 @@ export interface DB {
   pushed_requests: PushedRequestsTable;
   replay_jtis: ReplayJtisTable;
 }
+
+/* DPoP, RFC 9449 (migration 0012_dpop); merged into the tables above. */
+export interface ClientsTable {
+  dpop_bound_access_tokens: number | null;
+}
+
+export interface AuthorizationCodesTable {
+  dpop_jkt: string | null;
+}
+
+export interface RefreshTokensTable {
+  cnf_jkt: string | null;
+}
+
+export interface AccessTokensTable {
+  cnf_jkt: string | null;
+}
