@@ -18,6 +18,7 @@ import { KeyRing } from './core/oauth/keys.js';
 import { TokenEndpoint } from './core/oauth/token-endpoint.js';
 import { PushedAuthorization } from './core/oauth/par.js';
 import { ClientAssertions } from './core/oauth/client-assertion.js';
+import { DpopVerifier } from './core/oauth/dpop.js';
 import { clientAssertionAudiences } from './core/oauth/client-options.js';
 import { TokenIssuer } from './core/oauth/tokens.js';
 import { systemClock, type Clock, type PasswordHasher, type Storage } from './core/ports.js';
@@ -82,6 +83,8 @@ export interface Gatehouse {
   par: PushedAuthorization;
   /** `private_key_jwt` client authentication (RFC 7523, src/core/oauth/client-assertion.ts). */
   clientAssertions: ClientAssertions;
+  /** DPoP proofs (RFC 9449, src/core/oauth/dpop.ts), at the token endpoint and {api_url}. */
+  dpop: DpopVerifier;
   /** The notification bot's buttons, by callback_data prefix (src/core/notify/actions.ts). */
   chatActions: ChatActions;
   close(): Promise<void>;
@@ -127,7 +130,9 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const outbound = outboundClients(config);
   // jwks_uri is registered by clients: fetched with the registered destinations' SSRF rules.
   const clientAssertions = new ClientAssertions({ replay: sql.currentOAuth.replay, clock, http: outbound.registered.request, audiences: () => clientAssertionAudiences(oauth.issuer) });
-  const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, tokenIssuer, login, idTokens, clientThrottle, clientAssertions });
+  // RFC 9449: proofs' jtis go to the same replay table as client assertions' (one across processes).
+  const dpop = new DpopVerifier({ replay: sql.currentOAuth.replay, clock });
+  const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, tokenIssuer, login, idTokens, clientThrottle, clientAssertions, dpop });
   const sessions = new SessionManager(storage.sessions, clock, config.sessionTtl * 1000);
   const authorization = new AuthorizationEndpoint({ storage, config: oauth, clock, tokenIssuer });
   const par = new PushedAuthorization({
@@ -161,6 +166,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     par,
     console: consoleStore,
     clientAssertions,
+    dpop,
     chatActions,
     close: async () => {
       outbound.registered.close();

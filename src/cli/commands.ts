@@ -68,6 +68,7 @@ export const COMMAND_SPECS = {
       'allowed-addresses': str('CIDR,…', 'the token endpoint accepts this client only from these addresses'),
       'id-token-alg': str('ES256|RS256', 'ID token signing algorithm'),
       'require-par': flag('its authorization requests must be pushed first (RFC 9126)'),
+      dpop: flag('its access tokens must be DPoP-bound: every token request carries a DPoP proof (RFC 9449)'),
       jwks: str('JSON', 'its public keys, for --auth-method private_key_jwt'),
       'jwks-uri': str('U', 'where its public keys are published, for --auth-method private_key_jwt'),
     },

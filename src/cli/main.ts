@@ -141,6 +141,7 @@ async function clientCreate(args: string[]): Promise<void> {
     allowedAddresses: (values['allowed-addresses'] as string | undefined)?.split(','),
     idTokenAlg: values['id-token-alg'] as string | undefined,
     requirePar: Boolean(values['require-par']),
+    dpop: Boolean(values.dpop),
     jwks: values.jwks as string | undefined,
     jwksUri: values['jwks-uri'] as string | undefined,
   }));
@@ -153,6 +154,7 @@ async function clientCreate(args: string[]): Promise<void> {
     ...(client.allowedAddresses?.length ? { allowed_addresses: client.allowedAddresses } : {}),
     ...(client.idTokenAlg ? { id_token_signed_response_alg: client.idTokenAlg } : {}),
     ...(client.requirePar ? { require_pushed_authorization_requests: true } : {}),
+    ...(client.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}) };
   print(Boolean(values.json), out, `client_id: ${client.id}${secret ? `\nclient_secret: ${secret}\n(the secret is shown once; only its hash is stored)` : ''}`);
 }

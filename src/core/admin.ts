@@ -159,6 +159,7 @@ export function describeClient(c: Client, secret?: string): Record<string, unkno
     backchannel_logout_uri: c.backchannelLogoutUri,
     ...(c.idTokenAlg ? { id_token_signed_response_alg: c.idTokenAlg } : {}),
     ...(c.requirePar ? { require_pushed_authorization_requests: true } : {}),
+    ...(c.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     ...(c.jwksUri ? { jwks_uri: c.jwksUri } : {}),
     ...(c.jwks ? { jwks: JSON.parse(c.jwks) as unknown } : {}),
   };

@@ -29,6 +29,7 @@ const toClient = (r: ClientsTable): Client => ({
   ...(r.require_par ? { requirePar: true } : {}),
   ...(r.jwks ? { jwks: r.jwks } : {}),
   ...(r.jwks_uri ? { jwksUri: r.jwks_uri } : {}),
+  ...(r.dpop_bound_access_tokens ? { dpopBoundAccessTokens: true } : {}),
 });
 
 function toRow(c: Partial<Client>): Partial<ClientsTable> {
@@ -55,6 +56,7 @@ function toRow(c: Partial<Client>): Partial<ClientsTable> {
   if (c.requirePar !== undefined) r.require_par = flag(c.requirePar);
   if (c.jwks !== undefined) r.jwks = c.jwks;
   if (c.jwksUri !== undefined) r.jwks_uri = c.jwksUri;
+  if (c.dpopBoundAccessTokens !== undefined) r.dpop_bound_access_tokens = flag(c.dpopBoundAccessTokens);
   return r;
 }
 

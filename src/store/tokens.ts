@@ -10,12 +10,14 @@ import { runTransaction } from './transaction.js';
 const toRefresh = (r: RefreshTokensTable): RefreshToken => ({
   tokenHash: r.token_hash, familyId: r.family_id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope),
   createdAt: r.created_at, expiresAt: r.expires_at, rotatedAt: r.rotated_at, revokedAt: r.revoked_at,
+  ...(r.cnf_jkt ? { dpopJkt: r.cnf_jkt } : {}),
 });
 
 const toAccess = (r: AccessTokensTable): OpaqueAccessToken => ({
   tokenHash: r.token_hash, jti: r.jti, familyId: r.family_id, clientId: r.client_id, userId: r.user_id,
   scope: words(r.scope), createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
   ...(r.cnf_x5t ? { certThumbprint: r.cnf_x5t } : {}),
+  ...(r.cnf_jkt ? { dpopJkt: r.cnf_jkt } : {}),
 });
 
 export class SqlTokenStore implements TokenStore {
@@ -69,7 +71,7 @@ export class SqlTokenStore implements TokenStore {
   async saveRefresh(t: RefreshToken): Promise<void> {
     await this.db.insertInto('refresh_tokens').values({
       token_hash: t.tokenHash, family_id: t.familyId, client_id: t.clientId, user_id: t.userId, scope: joinWords(t.scope),
-      created_at: t.createdAt, expires_at: t.expiresAt, rotated_at: t.rotatedAt, revoked_at: t.revokedAt,
+      created_at: t.createdAt, expires_at: t.expiresAt, rotated_at: t.rotatedAt, revoked_at: t.revokedAt, cnf_jkt: t.dpopJkt ?? null,
     }).execute();
   }
 
@@ -99,6 +101,7 @@ export class SqlTokenStore implements TokenStore {
     await this.db.insertInto('access_tokens').values({
       token_hash: t.tokenHash, jti: t.jti, family_id: t.familyId, client_id: t.clientId, user_id: t.userId,
       scope: joinWords(t.scope), created_at: t.createdAt, expires_at: t.expiresAt, revoked_at: t.revokedAt, cnf_x5t: t.certThumbprint ?? null,
+      cnf_jkt: t.dpopJkt ?? null,
     }).execute();
   }
 

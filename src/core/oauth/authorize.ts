@@ -10,6 +10,7 @@ import { recordEvent } from '../notify/record.js';
 import type { OAuthConfig } from './config.js';
 import { redirectUriMatches } from './redirect-uri.js';
 import type { TokenIssuer } from './tokens.js';
+import { JKT } from './dpop.js';
 import { parseAuthenticationParams, type AuthenticationParams } from '../oidc/prompt.js';
 
 export interface AuthorizationRequest {
@@ -22,6 +23,8 @@ export interface AuthorizationRequest {
   scope: string[];
   state: string | undefined;
   codeChallenge: string | undefined;
+  /** RFC 9449 §10 `dpop_jkt`: the DPoP key the code must be redeemed with. */
+  dpopJkt?: string | undefined;
   nonce: string | undefined;
   /** OpenID Connect `prompt` and `max_age` (src/core/oidc/prompt.ts). */
   authentication: AuthenticationParams;
@@ -101,7 +104,10 @@ export class AuthorizationEndpoint {
       const nonce = single(params, 'nonce');
       const authentication = parseAuthenticationParams(params);
       let codeChallenge: string | undefined;
+      let dpopJkt: string | undefined;
       if (responseType === 'code') {
+        dpopJkt = single(params, 'dpop_jkt');
+        if (dpopJkt !== undefined && !JKT.test(dpopJkt)) throw invalidRequest('malformed dpop_jkt (a base64url SHA-256 JWK thumbprint)');
         codeChallenge = single(params, 'code_challenge');
         const method = single(params, 'code_challenge_method');
         if (codeChallenge !== undefined) {
@@ -114,7 +120,7 @@ export class AuthorizationEndpoint {
           throw invalidRequest('PKCE (code_challenge with S256) is required for public clients');
         }
       }
-      return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce, authentication };
+      return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce, authentication, ...(dpopJkt ? { dpopJkt } : {}) };
     } catch (e) {
       throw withRedirect(e, { redirectUri, mode, state });
     }
@@ -154,7 +160,7 @@ export class AuthorizationEndpoint {
         codeHash: sha256(code), clientId: req.client.id, userId: user.id, redirectUri: req.redirectUriParam,
         scope: req.scope, codeChallenge: req.codeChallenge ?? null, codeChallengeMethod: req.codeChallenge ? 'S256' : null,
         nonce: req.nonce ?? null, familyId, authTime: user.authTime, createdAt: now,
-        expiresAt: now + config.codeTtl * 1000, consumedAt: null,
+        expiresAt: now + config.codeTtl * 1000, consumedAt: null, ...(req.dpopJkt ? { dpopJkt: req.dpopJkt } : {}),
       });
       // Single sign-on: remember which session signed in to this client, for single logout and ID tokens (src/core/oidc/sso.ts).
       if (user.sid) {

@@ -10,9 +10,11 @@ export interface CurrentClientInput {
   /** RFC 7591 §2: the public keys of a `private_key_jwt` client, inline (a JSON JWK Set) or by URL. */
   jwks?: string | undefined;
   jwksUri?: string | undefined;
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens` (`--dpop`). */
+  dpop?: boolean | undefined;
 }
 
-export type CurrentClientFields = Pick<Client, 'idTokenAlg' | 'requirePar' | 'jwks' | 'jwksUri'>;
+export type CurrentClientFields = Pick<Client, 'idTokenAlg' | 'requirePar' | 'jwks' | 'jwksUri' | 'dpopBoundAccessTokens'>;
 
 /**
  * What a client assertion's `aud` may name (RFC 7523 §3 item 3; OpenID
@@ -59,5 +61,6 @@ export function currentClientOptions(input: CurrentClientInput, authMethod: Clie
     if (alg !== 'ES256') out.idTokenAlg = alg as IdTokenAlg;
   }
   if (input.requirePar) out.requirePar = true;
+  if (input.dpop) out.dpopBoundAccessTokens = true;
   return out;
 }

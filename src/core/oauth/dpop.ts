@@ -207,3 +207,25 @@ export class MemoryReplayStore implements ReplayStore {
     return true;
   }
 }
+
+/** A token request's DPoP header and where it was sent (§4.3 checks 8 and 9). */
+export interface DpopRequest {
+  proof: string | readonly string[] | undefined;
+  method: string;
+  /** The token endpoint's public URL the request came to. */
+  url: string;
+}
+
+/**
+ * §5: the key a token request's proof proves, which the tokens it gets are
+ * bound to; undefined without a proof. A client registered with
+ * `dpop_bound_access_tokens` (§5.2) must send one.
+ */
+export async function tokenRequestKey(verifier: DpopVerifier | undefined, dpop: DpopRequest | undefined, client: { dpopBoundAccessTokens?: boolean }): Promise<string | undefined> {
+  if (dpop?.proof === undefined) {
+    if (client.dpopBoundAccessTokens) throw invalidDpopProof('this client must send a DPoP proof (its tokens are DPoP-bound)');
+    return undefined;
+  }
+  if (!verifier) throw invalidDpopProof('DPoP proofs are not accepted here');
+  return (await verifier.verify(dpop)).jkt;
+}

@@ -21,6 +21,8 @@ export interface TokenInfo {
   aud: string | string[] | undefined;
   /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to. */
   certThumbprint?: string;
+  /** RFC 9449 §6: thumbprint of the DPoP key the token is bound to. */
+  dpopJkt?: string;
 }
 
 const secs = (ms: number) => Math.floor(ms / 1000);
@@ -55,6 +57,7 @@ export class TokenInspector {
     if (!c || typeof c.client_id !== 'string' || typeof c.jti !== 'string') return undefined;
     const familyId = typeof c.fid === 'string' ? c.fid : null;
     const x5t = (c.cnf as Record<string, unknown> | undefined)?.['x5t#S256'];
+    const jkt = (c.cnf as Record<string, unknown> | undefined)?.jkt;
     const [revoked, famRevoked] = await Promise.all([stores.tokens.isJtiRevoked(c.jti), this.familyRevoked(familyId)]);
     return {
       kind: 'access_token', active: !revoked && !famRevoked, clientId: c.client_id,
@@ -62,6 +65,7 @@ export class TokenInspector {
       scope: typeof c.scope === 'string' && c.scope ? c.scope.split(' ') : [], iat: c.iat as number, exp: c.exp as number,
       jti: c.jti, format: 'jwt', familyId, aud: audienceOf(c.aud),
       ...(typeof x5t === 'string' ? { certThumbprint: x5t } : {}),
+      ...(typeof jkt === 'string' ? { dpopJkt: jkt } : {}),
     };
   }
 
@@ -74,6 +78,7 @@ export class TokenInspector {
       kind: 'access_token', active, clientId: t.clientId, userId: t.userId, scope: t.scope, iat: secs(t.createdAt),
       exp: secs(t.expiresAt), jti: t.jti, format: 'opaque', familyId: t.familyId, aud: this.deps.config.audience,
       ...(t.certThumbprint ? { certThumbprint: t.certThumbprint } : {}),
+      ...(t.dpopJkt ? { dpopJkt: t.dpopJkt } : {}),
     };
   }
 

@@ -31,7 +31,8 @@ export async function introspect(
     scope: formatScope(info.scope),
     client_id: info.clientId,
     ...(user ? { username: user.username } : {}),
-    token_type: info.kind === 'access_token' ? 'Bearer' : 'refresh_token',
+    // RFC 9449 §6.2: a DPoP-bound access token is of type DPoP.
+    token_type: info.kind === 'access_token' ? (info.dpopJkt ? 'DPoP' : 'Bearer') : 'refresh_token',
     exp: info.exp,
     iat: info.iat,
     sub: info.userId ?? info.clientId,
@@ -39,7 +40,8 @@ export async function introspect(
     iss: deps.config.issuer,
     ...(info.jti ? { jti: info.jti } : {}),
     // RFC 8705 §3.2: the resource server learns which certificate the token is bound to.
-    ...(info.certThumbprint ? { cnf: { 'x5t#S256': info.certThumbprint } } : {}),
+    // RFC 9449 §6.2: and which DPoP key (`jkt`).
+    ...(info.certThumbprint || info.dpopJkt ? { cnf: { ...(info.certThumbprint ? { 'x5t#S256': info.certThumbprint } : {}), ...(info.dpopJkt ? { jkt: info.dpopJkt } : {}) } } : {}),
   };
 }
 

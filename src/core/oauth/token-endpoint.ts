@@ -7,6 +7,7 @@ import { clientCredentialsGrant } from './grants/client-credentials.js';
 import { passwordGrant } from './grants/password.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
 import type { TokenResponse } from './tokens.js';
+import { tokenRequestKey, type DpopRequest } from './dpop.js';
 
 export interface TokenRequest {
   params: Params;
@@ -14,6 +15,8 @@ export interface TokenRequest {
   address: string;
   /** `x5t#S256` of the TLS client certificate presented, if any (RFC 8705). */
   clientCertThumbprint?: string | undefined;
+  /** The `DPoP` header with the method and URL it must name (RFC 9449 §5). */
+  dpop?: DpopRequest | undefined;
 }
 
 /** Parameters of client authentication and dispatch, accepted by every grant. */
@@ -53,6 +56,8 @@ export class TokenEndpoint {
         throw invalidRequest(`parameter ${name} is repeated`);
       }
     }
-    return grant.handle({ client, params: req.params, address: req.address }, this.deps);
+    // RFC 9449 §5: checked once the client and grant are known, so a refused request leaves no jti behind.
+    const dpopJkt = await tokenRequestKey(this.deps.dpop, req.dpop, client);
+    return grant.handle({ client, params: req.params, address: req.address, ...(dpopJkt ? { dpopJkt } : {}) }, this.deps);
   }
 }

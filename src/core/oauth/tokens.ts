@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256 } from '../crypto.js';
-import type { Client } from '../model.js';
+import { isPublic, type Client } from '../model.js';
 import type { Clock, Stores } from '../ports.js';
 import { formatScope } from '../scope.js';
 import type { OAuthConfig } from './config.js';
@@ -13,10 +13,10 @@ import { certificateBinding } from './mtls.js';
 export const OPAQUE_PREFIX = 'gh_at_';
 export const REFRESH_PREFIX = 'gh_rt_';
 
-/** RFC 6749 §5.1 successful token response. */
+/** RFC 6749 §5.1 successful token response; `DPoP` for a DPoP-bound token (RFC 9449 §5). */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   refresh_token?: string;
@@ -28,7 +28,12 @@ export interface AccessTokenRequest {
   userId: string | null;
   scope: string[];
   familyId: string | null;
+  /** RFC 9449 §6: thumbprint of the key of the request's DPoP proof, which the token is bound to. */
+  dpopJkt?: string | undefined;
 }
+
+/** RFC 9449 §5: the `token_type` of a response. */
+export const tokenTypeOf = (req: { dpopJkt?: string | undefined }): 'Bearer' | 'DPoP' => (req.dpopJkt ? 'DPoP' : 'Bearer');
 
 /** Claims of our JWT access tokens (RFC 9068 §2.2). `fid` names the token family. */
 export interface AccessTokenClaims {
@@ -41,8 +46,8 @@ export interface AccessTokenClaims {
   exp: number;
   jti: string;
   fid?: string;
-  /** RFC 8705 §3.1: the client certificate the token is bound to. */
-  cnf?: { 'x5t#S256': string };
+  /** RFC 8705 §3.1: the client certificate the token is bound to; RFC 9449 §6.1: the DPoP key. */
+  cnf?: { 'x5t#S256'?: string; jkt?: string };
 }
 
 export class TokenIssuer {
@@ -72,6 +77,7 @@ export class TokenIssuer {
       await stores.tokens.saveAccess({
         tokenHash: sha256(token), jti, familyId: req.familyId, clientId: req.client.id, userId: req.userId,
         scope: req.scope, createdAt: now, expiresAt: now + ttl * 1000, revokedAt: null, ...(bound ? { certThumbprint: bound } : {}),
+        ...(req.dpopJkt ? { dpopJkt: req.dpopJkt } : {}),
       });
       return { token, expiresIn: ttl };
     }
@@ -86,7 +92,7 @@ export class TokenIssuer {
       exp: iat + ttl,
       jti,
       ...(req.familyId ? { fid: req.familyId } : {}),
-      ...(bound ? { cnf: { 'x5t#S256': bound } } : {}),
+      ...(bound || req.dpopJkt ? { cnf: { ...(bound ? { 'x5t#S256': bound } : {}), ...(req.dpopJkt ? { jkt: req.dpopJkt } : {}) } } : {}),
     };
     return { token: this.keys.sign(claims as unknown as Record<string, unknown>, 'at+jwt'), expiresIn: ttl };
   }
@@ -97,6 +103,9 @@ export class TokenIssuer {
     await stores.tokens.saveRefresh({
       tokenHash: sha256(token), familyId: req.familyId, clientId: req.client.id, userId: req.userId, scope: req.scope,
       createdAt: now, expiresAt: now + this.config.refreshTokenTtl * 1000, rotatedAt: null, revokedAt: null,
+      // RFC 9449 §5: a public client has no other credential, so its refresh token is bound to the key;
+      // a confidential client's is bound to its authentication already.
+      ...(req.dpopJkt && isPublic(req.client) ? { dpopJkt: req.dpopJkt } : {}),
     });
     return token;
   }
@@ -107,7 +116,7 @@ export class TokenIssuer {
    */
   async respond(stores: Stores, req: AccessTokenRequest, withRefresh: boolean): Promise<TokenResponse> {
     const { token, expiresIn } = await this.accessToken(stores, req);
-    const res: TokenResponse = { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: formatScope(req.scope) };
+    const res: TokenResponse = { access_token: token, token_type: tokenTypeOf(req), expires_in: expiresIn, scope: formatScope(req.scope) };
     if (withRefresh && req.familyId) res.refresh_token = await this.refreshToken(stores, { ...req, familyId: req.familyId });
     return res;
   }

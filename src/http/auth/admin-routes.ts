@@ -26,6 +26,8 @@ const CLIENT = jsonObject({
   tls_client_certificate: optText, tls_client_certificate_thumbprint: optText, allowed_addresses: list,
   // OpenID Connect Registration §2 and RFC 9126 §6.
   id_token_signed_response_alg: optText, require_pushed_authorization_requests: flag,
+  // RFC 9449 §5.2.
+  dpop_bound_access_tokens: flag,
   // RFC 7591 §2: a JWK Set object (or its JSON text) and its URL.
   jwks: z.union([z.string(), z.record(z.string(), z.unknown()).transform((v) => JSON.stringify(v))], { error: 'must be a JWK Set' }).optional(), jwks_uri: optText,
 });
@@ -51,6 +53,7 @@ export function clientInputFrom(b: z.output<typeof CLIENT>): ClientInput {
     allowedAddresses: b.allowed_addresses,
     idTokenAlg: b.id_token_signed_response_alg,
     requirePar: b.require_pushed_authorization_requests,
+    dpop: b.dpop_bound_access_tokens,
     jwks: b.jwks,
     jwksUri: b.jwks_uri,
   };

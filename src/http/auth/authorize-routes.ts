@@ -26,6 +26,7 @@ function requestFields(ar: AuthorizationRequest): Record<string, string | undefi
     state: ar.state,
     code_challenge: ar.codeChallenge,
     code_challenge_method: ar.codeChallenge ? 'S256' : undefined,
+    dpop_jkt: ar.dpopJkt,
     nonce: ar.nonce,
   };
 }

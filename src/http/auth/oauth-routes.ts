@@ -10,6 +10,7 @@ import { PARAMS, formBody } from '../input.js';
 import { parMetadata } from '../../core/oauth/par.js';
 import { ACCEPTED_ALGORITHMS, HMAC_ALGORITHMS } from '../../core/jwt-verify.js';
 import { parRoutes } from './par-routes.js';
+import { DPOP_ALGORITHMS } from '../../core/oauth/dpop.js';
 
 export const AUTHORIZE_PATHS = ['/login/oauth/authorize', '/oauth2'] as const;
 export const TOKEN_PATHS = ['/login/oauth/access_token', '/oauth/token'] as const;
@@ -37,6 +38,8 @@ export function metadata(gh: Gatehouse): Record<string, unknown> {
     authorization_response_iss_parameter_supported: true,
     // RFC 8705 §3.3: tokens of clients that authenticate with a certificate are bound to it.
     tls_client_certificate_bound_access_tokens: true,
+    // RFC 9449 §5.1.
+    dpop_signing_alg_values_supported: DPOP_ALGORITHMS,
     service_documentation: `${iss}/`,
     // RFC 9126 §5.
     ...parMetadata(iss, gh.par.required),
@@ -52,7 +55,11 @@ export async function oauthRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
   const token = async (req: FastifyRequest, reply: FastifyReply) => {
     noStore(reply);
     const params = req.method === 'GET' ? (req.query as Params) : formParams(req);
-    return gh.tokenEndpoint.handle({ params, authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw) });
+    return gh.tokenEndpoint.handle({
+      params, authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw),
+      // RFC 9449 §4.3: htu is the URL the client sent the request to, under the public issuer URL.
+      dpop: { proof: req.headers.dpop, method: req.method, url: `${gh.oauth.issuer}${req.routeOptions.url ?? ''}` },
+    });
   };
   for (const url of TOKEN_PATHS) {
     app.post(url, form, token);

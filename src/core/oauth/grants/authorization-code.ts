@@ -1,4 +1,4 @@
-import { invalidGrant, invalidRequest } from '../../errors.js';
+import { invalidDpopProof, invalidGrant, invalidRequest } from '../../errors.js';
 import { s256, safeEqual, sha256 } from '../../crypto.js';
 import { required, single } from '../../params.js';
 import type { AuthorizationCode } from '../../model.js';
@@ -13,7 +13,7 @@ const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 export const authorizationCodeGrant: Grant = {
   grantType: 'authorization_code',
   parameters: new Set(['code', 'redirect_uri', 'code_verifier']),
-  async handle({ client, params }, { storage, clock, tokenIssuer, idTokens }) {
+  async handle({ client, params, dpopJkt }, { storage, clock, tokenIssuer, idTokens }) {
     const code = required(params, 'code');
     const redirectUri = single(params, 'redirect_uri');
     const verifier = single(params, 'code_verifier');
@@ -43,6 +43,11 @@ export const authorizationCodeGrant: Grant = {
       // RFC 9700 §2.1.1: a verifier without a challenge is a PKCE downgrade attempt.
       throw invalidGrant('code_verifier sent but the authorization request had no code_challenge');
     }
+    // RFC 9449 §10: a code requested with dpop_jkt is redeemed only with a proof by that key.
+    if (c.dpopJkt !== undefined) {
+      if (!dpopJkt) throw invalidDpopProof('the authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof');
+      if (!safeEqual(dpopJkt, c.dpopJkt)) throw invalidGrant('the DPoP proof is by another key than the dpop_jkt of the authorization request');
+    }
 
     // A concurrent replay may have written the family already, revoked (see
     // revokeIssuedFrom): the tokens are then born revoked, as they would be had
@@ -52,7 +57,7 @@ export const authorizationCodeGrant: Grant = {
       if (!(await tx.tokens.getFamily(c.familyId))) {
         await tx.tokens.createFamily({ id: c.familyId, clientId: client.id, userId: c.userId, scope: c.scope, createdAt: now, revokedAt: null });
       }
-      const response = await tokenIssuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId }, mayRefresh(client));
+      const response = await tokenIssuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId, dpopJkt }, mayRefresh(client));
       // OpenID Connect Core §3.1.3.3: an ID token beside the access token when openid was granted.
       await idTokens?.attach(tx, response, { client, userId: c.userId, scope: c.scope, familyId: c.familyId, nonce: c.nonce, authTime: c.authTime });
       return response;

@@ -7,9 +7,9 @@ import type { Grant } from './grant.js';
 export const clientCredentialsGrant: Grant = {
   grantType: 'client_credentials',
   parameters: new Set(['scope']),
-  async handle({ client, params }, { storage, tokenIssuer }) {
+  async handle({ client, params, dpopJkt }, { storage, tokenIssuer }) {
     const scope = resolveScope(single(params, 'scope'), client.scope);
-    const req = { client, userId: null, scope, familyId: null };
+    const req = { client, userId: null, scope, familyId: null, dpopJkt };
     // An opaque token and its token.issued event commit together. A JWT is not stored: its event is
     // the only write, group-committed with those of concurrent requests before the answer is sent.
     if (client.tokenFormat === 'opaque' && (await wouldRecord(storage, 'token.issued'))) return storage.transaction((tx) => tokenIssuer.respond(tx, req, false));

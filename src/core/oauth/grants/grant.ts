@@ -7,6 +7,7 @@ import type { CredentialThrottle } from '../../throttle.js';
 import type { OAuthConfig } from '../config.js';
 import type { TokenIssuer, TokenResponse } from '../tokens.js';
 import type { IdTokenIssuer } from '../../oidc/id-token.js';
+import type { DpopVerifier } from '../dpop.js';
 
 /** What every grant may use; each grant takes only what it needs. */
 export interface GrantDeps {
@@ -21,6 +22,8 @@ export interface GrantDeps {
   idTokens?: IdTokenIssuer;
   /** `private_key_jwt` client authentication (src/core/oauth/client-assertion.ts). */
   clientAssertions?: ClientAssertions;
+  /** DPoP proofs (RFC 9449, src/core/oauth/dpop.ts). */
+  dpop?: DpopVerifier;
 }
 
 export interface GrantRequest {
@@ -28,6 +31,8 @@ export interface GrantRequest {
   params: Params;
   /** Remote address, for rate limits. */
   address: string;
+  /** RFC 9449 §5: thumbprint of the key of a valid DPoP proof sent with the request; tokens are bound to it. */
+  dpopJkt?: string;
 }
 
 /**

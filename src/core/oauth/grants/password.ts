@@ -11,7 +11,7 @@ import { mayRefresh, type Grant } from './grant.js';
 export const passwordGrant: Grant = {
   grantType: 'password',
   parameters: new Set(['username', 'password', 'scope']),
-  async handle({ client, params, address }, { storage, clock, tokenIssuer, login }) {
+  async handle({ client, params, address, dpopJkt }, { storage, clock, tokenIssuer, login }) {
     const username = required(params, 'username');
     const password = required(params, 'password');
     const scope = resolveScope(single(params, 'scope'), client.scope);
@@ -25,7 +25,7 @@ export const passwordGrant: Grant = {
     const familyId = randomUUID();
     return storage.transaction(async (tx) => {
       await tx.tokens.createFamily({ id: familyId, clientId: client.id, userId: outcome.user.id, scope, createdAt: now, revokedAt: null });
-      return tokenIssuer.respond(tx, { client, userId: outcome.user.id, scope, familyId }, mayRefresh(client));
+      return tokenIssuer.respond(tx, { client, userId: outcome.user.id, scope, familyId, dpopJkt }, mayRefresh(client));
     });
   },
 };

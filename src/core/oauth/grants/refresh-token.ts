@@ -1,8 +1,8 @@
-import { invalidGrant, invalidScope } from '../../errors.js';
-import { sha256 } from '../../crypto.js';
+import { invalidDpopProof, invalidGrant, invalidScope } from '../../errors.js';
+import { safeEqual, sha256 } from '../../crypto.js';
 import { required, single } from '../../params.js';
 import { formatScope, isSubset, parseScope } from '../../scope.js';
-import type { TokenResponse } from '../tokens.js';
+import { tokenTypeOf, type TokenResponse } from '../tokens.js';
 import { recordEvent } from '../../notify/record.js';
 import type { Grant } from './grant.js';
 
@@ -16,7 +16,7 @@ type Outcome = { ok: true; response: TokenResponse } | { ok: false; reason: stri
 export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
   parameters: new Set(['refresh_token', 'scope']),
-  async handle({ client, params }, { storage, clock, tokenIssuer, idTokens }) {
+  async handle({ client, params, dpopJkt }, { storage, clock, tokenIssuer, idTokens }) {
     const hash = sha256(required(params, 'refresh_token'));
     const requested = parseScope(single(params, 'scope'));
     const now = clock.now();
@@ -28,6 +28,12 @@ export const refreshTokenGrant: Grant = {
     // §6: the new scope must not include any scope not originally granted.
     if (requested.length && !isSubset(requested, existing.scope)) throw invalidScope('requested scope exceeds the original grant');
     const scope = requested.length ? requested : existing.scope;
+    // RFC 9449 §5: a public client's bound refresh token needs a proof by the same key; checked
+    // before rotation, so a thief without the key can neither use nor burn it.
+    if (existing.dpopJkt !== undefined) {
+      if (!dpopJkt) throw invalidDpopProof('the refresh token is bound to a DPoP key: send a DPoP proof');
+      if (!safeEqual(dpopJkt, existing.dpopJkt)) throw invalidGrant('the refresh token is bound to another DPoP key');
+    }
 
     const outcome = await storage.transaction<Outcome>(async (tx) => {
       const rotated = await tx.tokens.markRotated(hash, now);
@@ -40,11 +46,11 @@ export const refreshTokenGrant: Grant = {
       }
       const family = await tx.tokens.getFamily(existing.familyId);
       if (!family || family.revokedAt !== null) return { ok: false, reason: 'grant revoked' };
-      const base = { client, userId: existing.userId, familyId: existing.familyId };
+      const base = { client, userId: existing.userId, familyId: existing.familyId, dpopJkt };
       const { token, expiresIn } = await tokenIssuer.accessToken(tx, { ...base, scope });
       // §6: the new refresh token keeps the original scope, even when the access token is narrowed.
       const refresh = await tokenIssuer.refreshToken(tx, { ...base, scope: existing.scope });
-      const response: TokenResponse = { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: formatScope(scope), refresh_token: refresh };
+      const response: TokenResponse = { access_token: token, token_type: tokenTypeOf(base), expires_in: expiresIn, scope: formatScope(scope), refresh_token: refresh };
       // OpenID Connect Core §12.2: a fresh ID token when the original grant had openid.
       await idTokens?.attach(tx, response, { client, userId: existing.userId, scope: existing.scope, familyId: existing.familyId, nonce: null });
       return { ok: true, response };
