@@ -76,6 +76,8 @@ export interface Config {
   readonly notifyBotApiUrl: string | undefined;
   /** Seconds a webhook receiver (or the Bot API) gets to answer before the attempt counts as failed. */
   readonly webhookTimeout: number;
+  /** Folder of the files bots send; undefined: `files` in the data folder (src/store/bot/files-disk.ts). */
+  readonly filesDir: string | undefined;
   /** Base64 of the 32-byte key stored secrets are encrypted under; unset: a key file in the data folder (src/store/secrets/key-file.ts). */
   readonly secretKey: string | undefined;
 }
@@ -186,6 +188,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     notifyBotToken: v.GATEHOUSE_NOTIFY_BOT_TOKEN,
     notifyBotApiUrl: v.GATEHOUSE_NOTIFY_BOT_API_URL,
     webhookTimeout: v.GATEHOUSE_WEBHOOK_TIMEOUT,
+    filesDir: v.GATEHOUSE_FILES_DIR,
     secretKey: v.GATEHOUSE_SECRET_KEY,
   });
 }

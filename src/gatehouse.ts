@@ -4,6 +4,7 @@ import { BOT_TOKEN_POLICY, BotApi } from './core/bot/api.js';
 import { BotFather } from './core/bot/botfather.js';
 import { CallbackQueries } from './core/bot/callbacks.js';
 import { Conversations } from './core/bot/conversations.js';
+import { BotFiles } from './core/bot/files.js';
 import { FloodControl } from './core/bot/flood.js';
 import { ensureBotFather } from './core/bot/manage.js';
 import { botMethods } from './core/bot/methods.js';
@@ -40,6 +41,7 @@ import type { BotStorage } from './core/bot/ports.js';
 import type { FederationStorage } from './core/federation/ports.js';
 import { ChatActions } from './core/notify/actions.js';
 import { PgWakeupRelay } from './store/bot/pg-wakeups.js';
+import { DiskBlobStore } from './store/bot/files-disk.js';
 import { RedisWakeups, redisDeliveryLease } from './store/bot/redis-wakeups.js';
 import type { SqlStorage } from './store/index.js';
 import type { ConsoleStore } from './core/console/ports.js';
@@ -216,6 +218,8 @@ export function createResourceVerifier(gh: Gatehouse): AccessTokenVerifier {
 export interface BotInterface {
   api: BotApi;
   client: ChatClient;
+  /** Files bots send: getFile downloads and the people's `/client/files`. */
+  files: BotFiles;
   /** Starts webhook delivery and the purge of updates older than 24 hours. */
   start(): Promise<void>;
   /** Ends pending long polls at once (so closing the listener does not wait up to 50 s for them) and the background work. */
@@ -243,8 +247,10 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog): Promise<
   const stopping = new AbortController();
   const conversations = new Conversations({ storage, users: gh.storage.users, wakeups, clock });
   const callbacks = new CallbackQueries({ storage, wakeups, clock });
+  const blobs = await DiskBlobStore.forDeployment(config.filesDir, config.databaseUrl);
+  const files = new BotFiles({ files: storage.files, blobs, people: storage.people, clock, http: gh.outbound.registered.request });
   const methods = botMethods({
-    stores: storage, conversations, callbacks, wakeups, clock,
+    stores: storage, conversations, callbacks, files, wakeups, clock,
     allowPrivateWebhooks: config.allowPrivateWebhooks, checkWebhookUrl: botWebhookChecker(gh.outbound.registered.check),
   });
   const api = new BotApi({
@@ -263,6 +269,7 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog): Promise<
   return {
     api,
     client,
+    files,
     async start() {
       await deliverer.start();
       purge = setInterval(() => {
@@ -277,6 +284,7 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog): Promise<
       deliverer.stop();
     },
     async close() {
+      await blobs.close();
       await wakeups.close();
       redis?.disconnect();
     },

@@ -163,6 +163,11 @@ const DECLARED = {
   GATEHOUSE_PROVIDERS: optional({ description: 'third-party login providers as inline JSON', schema: text }),
   GATEHOUSE_NOTIFY_BOT_TOKEN: optional({ description: 'bot token chat notifications are sent with (chat endpoints wait while unset)', schema: text }),
   GATEHOUSE_NOTIFY_BOT_API_URL: optional({ defaultText: '{bot_api_url}', description: 'the Bot API chat notifications go through (any Telegram-compatible one)', schema: httpUrl }),
+  GATEHOUSE_FILES_DIR: optional({
+    defaultText: '<data folder>/files',
+    description: 'folder of the files bots send (photos, documents). Unset: `files` in the data folder (the SQLite file\'s folder; `./data` for PostgreSQL); a temporary folder for `sqlite::memory:`. Every process of one deployment needs the same folder (a shared mount)',
+    schema: text,
+  }),
   GATEHOUSE_WEBHOOK_TIMEOUT: setting({ default: 15, description: 'seconds a webhook receiver (or the Bot API) gets to answer before the attempt counts as failed', schema: (name) => integer(name, 1, 300) }),
 };
 

@@ -58,6 +58,7 @@ const SAMPLES: Record<SettingName, [string, (c: ReturnType<typeof loadConfig>) =
   GATEHOUSE_NOTIFY_BOT_TOKEN: ['1:abc', (c) => c.notifyBotToken, '1:abc'],
   GATEHOUSE_NOTIFY_BOT_API_URL: ['https://api.telegram.org/', (c) => c.notifyBotApiUrl, 'https://api.telegram.org'],
   GATEHOUSE_WEBHOOK_TIMEOUT: ['300', (c) => c.webhookTimeout, 300],
+  GATEHOUSE_FILES_DIR: ['/srv/gatehouse/files', (c) => c.filesDir, '/srv/gatehouse/files'],
 };
 
 /** Settings some samples need beside them (a pair, or a prerequisite). */

@@ -108,7 +108,7 @@ export class BotApi {
    * token's 210 random bits leave nothing to guess. Nothing is counted on
    * success, so calls with a right token cost no extra round trip.
    */
-  private async authenticate(token: string, address: string): Promise<BotRecord> {
+  async authenticate(token: string, address: string): Promise<BotRecord> {
     const botId = tokenBotId(token);
     const bot = botId === undefined ? undefined : await this.deps.bots.findByTokenHash(hashBotToken(token));
     if (bot && bot.id === botId) return bot;

@@ -2,9 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Document, File, PhotoSize } from '@grammyjs/types';
 import { imageSize } from 'image-size';
+import type { OutboundHttp } from '../outbound.js';
 import type { Clock } from '../ports.js';
 import { badRequest } from './errors.js';
-import type { BlobStore, BotFileStore, BotRecord, FileKind, StagedBlob, StoredFile } from './ports.js';
+import type { BlobStore, BotFileStore, BotRecord, FileKind, PersonStore, StagedBlob, StoredFile } from './ports.js';
 
 /** Bot API limits (REFERENCE.md, Files): uploads up to 50 MB, photos 10 MB, downloads through getFile 20 MB. */
 export const UPLOAD_MAX = 50 * 1024 * 1024;
@@ -32,14 +33,16 @@ export class UploadedFile {
 /** What a bot names a file by: an upload, a file_id, or an HTTP URL. */
 export type FileSource = UploadedFile | string;
 
-/** Fetches an HTTP URL through the outbound module (its SSRF guard); 'too_big' past `maxBytes`; throws when no 200 came. */
-export type FetchUrl = (url: string, maxBytes: number, signal: AbortSignal) => Promise<Buffer | 'too_big'>;
+/** How long fetching a file by URL may take. */
+const FETCH_TIMEOUT_MS = 30_000;
 
 export interface BotFilesDeps {
   files: BotFileStore;
   blobs: BlobStore;
+  people: Pick<PersonStore, 'get'>;
   clock: Clock;
-  fetchUrl: FetchUrl;
+  /** The outbound client for destinations bots choose (its SSRF guard refuses reserved addresses). */
+  http: OutboundHttp;
 }
 
 const PHOTO_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
@@ -83,6 +86,11 @@ export function photoDimensions(bytes: Uint8Array): { width: number; height: num
 export class BotFiles {
   constructor(private readonly deps: BotFilesDeps) {}
 
+  /** Where uploads are staged while a request is read. */
+  get blobs(): BlobStore {
+    return this.deps.blobs;
+  }
+
   /** The file a send names, stored when new; refusals in the Bot API's words. */
   async resolve(bot: BotRecord, source: FileSource, kind: FileKind, signal: AbortSignal): Promise<StoredFile> {
     if (source instanceof UploadedFile) {
@@ -98,13 +106,12 @@ export class BotFiles {
   }
 
   private async fromUrl(bot: BotRecord, url: string, kind: FileKind, signal: AbortSignal): Promise<StoredFile> {
-    let bytes: Buffer | 'too_big';
-    try {
-      bytes = await this.deps.fetchUrl(url, URL_MAX[kind], signal);
-    } catch {
-      throw badRequest(URL_FAILED);
-    }
-    if (bytes === 'too_big') throw badRequest(TOO_BIG);
+    const max = URL_MAX[kind];
+    // No redirects are followed and reserved addresses are refused at connect time (src/infra/outbound).
+    const res = await this.deps.http({ url, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: max + 1, signal }).catch(() => undefined);
+    if (!res || res.status !== 200 || !res.bytes) throw badRequest(URL_FAILED);
+    if (res.truncated || res.bytes.length > max) throw badRequest(TOO_BIG);
+    const bytes = res.bytes;
     const staged = await this.deps.blobs.stage(Readable.from([bytes]), URL_MAX[kind]);
     if (staged === 'too_big') throw badRequest(TOO_BIG);
     try {
@@ -126,7 +133,8 @@ export class BotFiles {
       if (d.width + d.height > MAX_SIDES || Math.max(d.width, d.height) > MAX_RATIO * Math.min(d.width, d.height)) throw badRequest('PHOTO_INVALID_DIMENSIONS');
       ({ width, height } = d);
       mime = PHOTO_TYPES[d.type]!;
-    } else if (!mime || mime === 'application/octet-stream') {
+    } else {
+      // As Telegram, the file name's extension decides over the type a client labelled the part with.
       mime = EXTENSIONS[extension(fileName) ?? ''] ?? mime ?? 'application/octet-stream';
     }
     const f: StoredFile = {
@@ -162,10 +170,11 @@ export class BotFiles {
   }
 
   /** `GET /client/files/<file_id>`: only for the person of a chat the file was sent into. */
-  async forPerson(personId: number, fileId: string): Promise<{ file: StoredFile; body: Readable } | undefined> {
+  async forPerson(userId: string, fileId: string): Promise<{ file: StoredFile; body: Readable } | undefined> {
     if (!FILE_ID.test(fileId)) return undefined;
-    const f = await this.deps.files.get(fileId);
-    if (!f || !(await this.deps.files.granted(f.fileId, personId))) return undefined;
+    const person = await this.deps.people.get(userId);
+    const f = person && (await this.deps.files.get(fileId));
+    if (!person || !f || !(await this.deps.files.granted(f.fileId, person.id))) return undefined;
     return { file: f, body: this.deps.blobs.open(f.blobKey) };
   }
 }

@@ -2,10 +2,12 @@ import { z } from 'zod';
 import type { Clock } from '../ports.js';
 import type { CallbackQueries } from './callbacks.js';
 import type { Conversations } from './conversations.js';
+import type { BotFiles } from './files.js';
 import { MethodTable, method } from './method.js';
 import { answerCallbackQuery } from './methods/callbacks.js';
 import { chatMethods } from './methods/chat.js';
 import { getUpdates } from './methods/get-updates.js';
+import { fileMethods } from './methods/files.js';
 import { deleteMessage, editMessageCaption, editMessageReplyMarkup, editMessageText } from './methods/edits.js';
 import { sendMessage } from './methods/messages.js';
 import { profileMethods } from './methods/profile.js';
@@ -19,6 +21,7 @@ export interface MethodDeps {
   stores: Pick<BotStores, 'bots' | 'chats' | 'updates' | 'profiles'>;
   conversations: Conversations;
   callbacks: CallbackQueries;
+  files: BotFiles;
   wakeups: Wakeups;
   clock: Clock;
   allowPrivateWebhooks: boolean;
@@ -49,6 +52,7 @@ export function botMethods(d: MethodDeps): MethodTable {
     answerCallbackQuery({ callbacks: d.callbacks }),
     ...profileMethods({ profiles, conversations }),
     ...chatMethods({ conversations, chats }),
+    ...fileMethods({ conversations, chats, files: d.files }),
     method('getChat', {
       params: z.object({ chat_id: chatId('chat_id', true) }),
       run: async ({ bot }, p) => chatFullInfo((await conversations.privateChat(bot, p.chat_id!)).person),

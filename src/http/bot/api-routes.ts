@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BotApi } from '../../core/bot/api.js';
 import { botError, notFound } from '../../core/bot/errors.js';
+import { UploadedFile, type BotFiles } from '../../core/bot/files.js';
 import type { BotParams } from '../../core/bot/params.js';
 import { sendBotError, sendResult } from './envelope.js';
 
@@ -22,6 +23,16 @@ function mergedParams(req: FastifyRequest): BotParams {
   if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return params;
   if (/^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '')) lastValues(body, params);
   else Object.assign(params, body);
+  return attached(params);
+}
+
+/** `attach://<name>` names the file part `<name>` of the same multipart request (Bot API, "Sending files"). */
+function attached(params: BotParams): BotParams {
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value !== 'string' || !value.startsWith('attach://')) continue;
+    const part = params[value.slice('attach://'.length)];
+    if (part instanceof UploadedFile) params[name] = part;
+  }
   return params;
 }
 
@@ -40,7 +51,17 @@ function clientGone(reply: FastifyReply): AbortSignal {
  * `/bot<TOKEN>/<method>` and `/bot<TOKEN>/test/<method>` (the test
  * environment shares our one server), GET or POST; other verbs 501.
  */
-export async function botApiRoutes(app: FastifyInstance, api: BotApi): Promise<void> {
+export async function botApiRoutes(app: FastifyInstance, api: BotApi, files: BotFiles): Promise<void> {
+  // getFile's file_path, with the bot's token: its bytes, or the Bot API's 404 for anything else.
+  app.get('/file/:bot/*', async (req, reply) => {
+    const { bot: segment, '*': path } = req.params as { bot: string; '*': string };
+    if (!segment.startsWith('bot')) return sendBotError(reply, notFound());
+    const bot = await api.authenticate(segment.slice(3), req.ip);
+    const found = await files.download(bot, path);
+    if (!found) return sendBotError(reply, notFound());
+    return reply.type(found.file.mimeType ?? 'application/octet-stream').header('content-length', found.file.size)
+      .header('x-content-type-options', 'nosniff').header('content-disposition', 'attachment').send(found.body);
+  });
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const { bot: segment, method } = req.params as { bot: string; method: string };
     if (!segment.startsWith('bot') || !method) return sendBotError(reply, notFound());

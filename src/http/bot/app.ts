@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import formbody from '@fastify/formbody';
 import type { BotApi } from '../../core/bot/api.js';
 import { badRequest, botError } from '../../core/bot/errors.js';
+import type { BotFiles } from '../../core/bot/files.js';
 import type { ChatClient } from '../../core/bot/people.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { botApiRoutes } from './api-routes.js';
@@ -18,6 +19,7 @@ import { instrumentHttp } from '../metrics.js';
 export interface BotApp {
   api: BotApi;
   client: ChatClient;
+  files: BotFiles;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function buildBotServer(gh: Gatehouse, bots: BotApp, logger?: Fasti
   await app.register(formbody);
   instrumentHttp(app, 'bot');
   limitJsonDepth(app);
-  multipartFields(app);
+  multipartFields(app, bots.files.blobs);
   // Other media types: the body is ignored, as the parameters may all be in the query string.
   app.addContentTypeParser('*', (_req, payload, done) => {
     payload.resume();
@@ -71,7 +73,7 @@ export async function buildBotServer(gh: Gatehouse, bots: BotApp, logger?: Fasti
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', (_req, reply) => readiness(gh, reply));
   await pageRoutes(app, gh);
-  await clientRoutes(app, gh, bots.client);
-  await botApiRoutes(app, bots.api);
+  await clientRoutes(app, gh, bots.client, bots.files);
+  await botApiRoutes(app, bots.api, bots.files);
   return app;
 }

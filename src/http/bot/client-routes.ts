@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { BotFiles } from '../../core/bot/files.js';
 import type { ChatClient } from '../../core/bot/people.js';
-import { GatehouseError, invalidRequest, invalidToken, unsupportedGrantType } from '../../core/errors.js';
+import { GatehouseError, invalidRequest, invalidToken, notFound, unsupportedGrantType } from '../../core/errors.js';
 import type { Params } from '../../core/params.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { PARAMS, validateWithZod } from '../input.js';
@@ -83,7 +84,7 @@ const TOKEN = { body: PARAMS };
  * the chat page's token exchange. A child context: bad input gets this
  * API's `{error, error_description}` JSON, not the Bot API envelope.
  */
-export async function clientRoutes(app: FastifyInstance, gh: Gatehouse, client: ChatClient): Promise<void> {
+export async function clientRoutes(app: FastifyInstance, gh: Gatehouse, client: ChatClient, files: BotFiles): Promise<void> {
   app.addHook('onSend', async (_req, reply) => {
     reply.header('cache-control', 'no-store');
   });
@@ -92,6 +93,7 @@ export async function clientRoutes(app: FastifyInstance, gh: Gatehouse, client: 
     // Malformed, oversized or mistyped input and every refusal: this API's own JSON, never the Bot API envelope.
     api.setErrorHandler(handlerFor(chatClientAnswer));
     routes(api, gh, client);
+    fileRoute(api, gh, files);
   });
 }
 
@@ -101,6 +103,7 @@ const SERVED: [url: string, methods: string[]][] = [
   ['/client/chats/:bot/messages', ['GET', 'HEAD', 'POST']],
   ['/client/chats/:bot/callback', ['POST']],
   ['/client/chats/:bot/commands', ['GET', 'HEAD']],
+  ['/client/files/:file_id', ['GET', 'HEAD']],
   ['/client/token', ['POST']],
 ];
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
@@ -184,6 +187,37 @@ function routes(app: FastifyInstance, gh: Gatehouse, client: ChatClient): void {
       if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw unsupportedGrantType('the chat page uses authorization_code and refresh_token');
       const params: Params = { ...body, client_id: CHAT_PAGE_CLIENT_ID };
       return await gh.tokenEndpoint.handle({ params, authorization: undefined, address: req.ip });
+    } catch (e) {
+      return sendClientError(reply, e);
+    }
+  });
+}
+
+/** RFC 6266 §4.3: the name as a quoted ASCII fallback and as RFC 8187 UTF-8. */
+function disposition(kind: 'inline' | 'attachment', name: string | null): string {
+  if (!name) return kind;
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+/**
+ * `GET /client/files/<file_id>`: a photo or document a bot sent into one of
+ * the person's chats. Anything else, another person's file included, is 404:
+ * whether a file exists is not told. Documents are attachments, and nothing
+ * served here runs as a page of this origin (sandbox, nosniff).
+ */
+function fileRoute(app: FastifyInstance, gh: Gatehouse, files: BotFiles): void {
+  app.get('/client/files/:file_id', { schema: { params: z.object({ file_id: z.string() }) } }, async (req, reply) => {
+    const userId = await chatUser(gh, req, reply);
+    if (!userId) return reply;
+    try {
+      const found = await files.forPerson(userId, (req.params as { file_id: string }).file_id);
+      if (!found) throw notFound('no such file in your chats');
+      const { file, body } = found;
+      return reply.type(file.mimeType ?? 'application/octet-stream').header('content-length', file.size)
+        .header('content-disposition', disposition(file.kind === 'photo' ? 'inline' : 'attachment', file.fileName))
+        .header('x-content-type-options', 'nosniff').header('content-security-policy', "sandbox; default-src 'none'")
+        .send(body);
     } catch (e) {
       return sendClientError(reply, e);
     }

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import type { BlobStore, StagedBlob } from '../../core/bot/ports.js';
+import { dataFolder } from '../secrets/key-file.js';
 
 class TooBig extends Error {}
 
@@ -24,6 +25,12 @@ export class DiskBlobStore implements BlobStore {
     const root = dir ?? (await mkdtemp(join(tmpdir(), 'gatehouse-files-')));
     await mkdir(join(root, 'staging'), { recursive: true });
     return new DiskBlobStore(root, dir === undefined);
+  }
+
+  /** GATEHOUSE_FILES_DIR, else `files` in the data folder; a temporary folder for an in-memory database. */
+  static forDeployment(filesDir: string | undefined, databaseUrl: string): Promise<DiskBlobStore> {
+    const folder = dataFolder(databaseUrl);
+    return DiskBlobStore.open(filesDir ?? (folder ? join(folder, 'files') : undefined));
   }
 
   private staged(id: string) {

@@ -1,7 +1,9 @@
+import type { MessageEntity, ParseMode } from '@grammyjs/types';
 import { z } from 'zod';
 import type { Clock } from '../../ports.js';
 import { secs, type Conversations } from '../conversations.js';
 import { badRequest } from '../errors.js';
+import { formatText, trimFormatted, type FormattedText } from '../format.js';
 import { isInline } from '../keyboards.js';
 import { method, type ApiResult } from '../method.js';
 import { entities, inlineMarkup, parseMode, refusing, str } from '../params.js';
@@ -65,21 +67,33 @@ export const editMessageReplyMarkup = (d: EditDeps) => method('editMessageReplyM
   },
 });
 
+type CaptionParams = { caption?: string | undefined; parse_mode?: ParseMode | undefined; caption_entities?: MessageEntity[] | undefined };
+
+/** A caption after entity parsing (0–1024 characters). */
+export function messageCaption(p: CaptionParams): FormattedText {
+  const f = trimFormatted(formatText(p.caption ?? '', p.parse_mode, p.caption_entities));
+  if (f.text.length > MAX_CAPTION) throw badRequest('message caption is too long');
+  return f;
+}
+
+export const caption = { caption: str('caption'), parse_mode: parseMode('parse_mode'), caption_entities: entities() };
+
 /**
- * editMessageCaption: only messages with media have a caption; the
- * messages served so far are text, which Telegram answers as below.
+ * editMessageCaption: photos and documents have a caption (the message's
+ * stored text, objects.ts); an empty one removes it. Text messages have none.
  */
 export const editMessageCaption = (d: EditDeps) => method('editMessageCaption', {
-  params: z.object({
-    ...target, inline_message_id: str('inline_message_id'), caption: str('caption'), parse_mode: parseMode('parse_mode'),
-    caption_entities: entities(), ...markup,
-  }).transform(refusing((p) => {
-    if ((p.caption ?? '').length > MAX_CAPTION) throw badRequest('message caption is too long');
-    return p;
-  })),
+  params: z.object({ ...target, inline_message_id: str('inline_message_id'), ...caption, ...markup })
+    .transform(refusing((p) => ({ ...p, formatted: messageCaption(p) }))),
   async run({ bot }, p) {
-    await editable(d, bot, p);
-    throw badRequest('there is no caption in the message to edit');
+    const f = p.formatted;
+    const next = p.reply_markup ?? null;
+    const { person, m } = await editable(d, bot, p);
+    if (!m.content?.photo && !m.content?.document) throw badRequest('there is no caption in the message to edit');
+    if (m.text === f.text && same(m.entities ?? [], f.entities) && same(inlineOf(m), next)) throw badRequest(NOT_MODIFIED);
+    const patch: MessagePatch = { text: f.text, entities: f.entities.length ? f.entities : null, editDate: secs(d.clock.now()) };
+    if (next || isInline(m.replyMarkup)) patch.replyMarkup = next;
+    return (await applyEdit(d, bot, person, m, patch)) as ApiResult<'editMessageCaption'>;
   },
 });
 
