@@ -39,7 +39,9 @@ import type { AccessTokenVerifier } from './core/resource/token.js';
 import { argon2Hasher } from './infra/argon2.js';
 import type { BotStorage } from './core/bot/ports.js';
 import type { FederationStorage } from './core/federation/ports.js';
-import { ChatActions } from './core/notify/actions.js';
+import { ChatActions, NotifyBotApi } from './core/notify/actions.js';
+import { notifyTransport } from './core/notify/transport.js';
+import { createMfa, type Mfa } from './core/mfa/index.js';
 import { PgWakeupRelay } from './store/bot/pg-wakeups.js';
 import { DiskBlobStore } from './store/bot/files-disk.js';
 import { RedisWakeups, redisDeliveryLease } from './store/bot/redis-wakeups.js';
@@ -89,6 +91,8 @@ export interface Gatehouse {
   dpop: DpopVerifier;
   /** The notification bot's buttons, by callback_data prefix (src/core/notify/actions.ts). */
   chatActions: ChatActions;
+  /** Second factors, the second step of sign-in and approval in chat (src/core/mfa). */
+  mfa: Mfa;
   close(): Promise<void>;
 }
 
@@ -126,10 +130,19 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   await keys.init();
   const tokenIssuer = new TokenIssuer(oauth, keys, clock);
   const consoleStore = sql.console;
-  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore);
+  const chatActions = new ChatActions();
+  const outbound = outboundClients(config);
+  // The notification bot's Bot API is the operator's choice (GATEHOUSE_NOTIFY_BOT_API_URL).
+  const notifyBot = config.notifyBotToken
+    ? new NotifyBotApi(notifyTransport(outbound.configured.request), { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token: config.notifyBotToken })
+    : undefined;
+  const mfa = createMfa({
+    store: sql.mfa, users: storage.users, hasher, clock, events: storage.events, limits: storage.rateLimits, issuerName: 'Gatehouse',
+    bot: notifyBot, actions: chatActions, locks: consoleStore, log,
+  });
+  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore, (id) => mfa.factors.required(id));
   const idTokens = new IdTokenIssuer(oauth, keys, clock);
   const clientThrottle = new CredentialThrottle(storage.rateLimits, clock, CLIENT_SECRET_POLICY);
-  const outbound = outboundClients(config);
   // jwks_uri is registered by clients: fetched with the registered destinations' SSRF rules.
   const clientAssertions = new ClientAssertions({ replay: sql.currentOAuth.replay, clock, http: outbound.registered.request, audiences: () => clientAssertionAudiences(oauth.issuer) });
   // RFC 9449: proofs' jtis go to the same replay table as client assertions' (one across processes).
@@ -140,7 +153,6 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const par = new PushedAuthorization({
     store: sql.currentOAuth.pushed, clients: storage.clients, clock, ttlSeconds: config.parTtl, required: config.parRequired, validate: (p) => authorization.validate(p),
   });
-  const chatActions = new ChatActions();
   return {
     config,
     oauth,
@@ -170,6 +182,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     clientAssertions,
     dpop,
     chatActions,
+    mfa,
     close: async () => {
       outbound.registered.close();
       outbound.configured.close();

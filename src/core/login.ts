@@ -16,7 +16,8 @@ export interface LoginPolicy {
 export const defaultLoginPolicy: LoginPolicy = { maxFailuresPerAccount: 5, maxFailuresPerAddress: 20, windowMs: 15 * 60_000 };
 
 export type LoginOutcome =
-  | { ok: true; user: User }
+  /** secondFactor: the password was right, but the account has a second factor: no sign-in until it passes (src/core/mfa). */
+  | { ok: true; user: User; secondFactor?: boolean }
   | { ok: false; reason: 'invalid'; lockedNow: boolean }
   | { ok: false; reason: 'locked'; retryAfterSeconds: number }
   /** The password was right, but an administrator locked the account (admin console). */
@@ -51,6 +52,8 @@ export class LoginGuard {
     readonly policy: LoginPolicy = defaultLoginPolicy,
     /** Checked only after the right password, so a lock does not tell strangers an account exists. */
     private readonly locks?: AccountLocks,
+    /** Whether an account has a second factor (src/core/mfa/factors.ts). */
+    private readonly secondFactor?: (userId: string) => Promise<boolean>,
   ) {
     this.throttle = new CredentialThrottle(limits, clock, {
       kind: 'login', perCredential: policy.maxFailuresPerAccount, perAddress: policy.maxFailuresPerAddress, windowMs: policy.windowMs,
@@ -85,6 +88,8 @@ export class LoginGuard {
         await recordEvent(stores, 'user.login.failed', { user_id: user.id, username: typed, ip: address, reason: 'locked' }, now);
         return { ok: false, reason: 'disabled' };
       }
+      // Recorded once the second step passes (src/core/mfa/second-step.ts).
+      if (await this.secondFactor?.(user.id)) return { ok: true, user, secondFactor: true };
       await recordEvent(stores, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: address }, now);
       return { ok: true, user };
     }

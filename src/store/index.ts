@@ -25,6 +25,8 @@ import { prepareSecrets } from './secrets/sealed.js';
 import { sqlCurrentOAuthStorage, type CurrentOAuthStorage } from './oauth/index.js';
 import { SqlConsoleStore } from './console/index.js';
 import type { ConsoleStore } from '../core/console/ports.js';
+import type { MfaStore } from '../core/mfa/ports.js';
+import { SqlMfaStore } from './mfa/index.js';
 
 function storesOn(db: Kysely<DB>, notify: NotifyShared, secrets: SecretBox, scope?: TxScope): Stores {
   return {
@@ -53,6 +55,8 @@ export interface SqlStorage extends Storage {
   currentOAuth: CurrentOAuthStorage;
   /** The admin console's reads and account flags, on the same database. */
   console: ConsoleStore;
+  /** Second factors and sign-ins waiting for one (src/core/mfa). */
+  mfa: MfaStore;
 }
 
 export interface StorageOptions extends OpenOptions {
@@ -89,6 +93,7 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     federation: sqlFederationStorage(db, notify),
     currentOAuth: sqlCurrentOAuthStorage(db),
     console: new SqlConsoleStore(db),
+    mfa: new SqlMfaStore(db, secrets),
     transaction: (fn) => runTransaction(db, (trx, scope) => storesOn(trx, notify, secrets, scope), fn),
     ready: () => ping(db),
     health: async () => ({ database: (await ping(db)) ? 'ok' : 'down' }),

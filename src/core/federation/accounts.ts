@@ -113,6 +113,8 @@ export class FederatedAccounts {
       if (outcome.reason === 'locked') throw new ChoiceError('Too many failed sign-in attempts. Wait 15 minutes and try again.', 429);
       throw new ChoiceError('Incorrect username or password.', 401);
     }
+    // Linking with the password alone would let a third-party account skip the second factor.
+    if (outcome.secondFactor) throw new ChoiceError('This account has a second factor. Sign in to it first; it cannot be linked with the password alone.', 403);
     const userId = outcome.user.id;
     const now = this.deps.clock.now();
     await this.deps.storage.transaction(async (tx) => {

@@ -8,6 +8,7 @@ import { homePage, loginPage } from '../pages/pages.js';
 import { stylesheet } from '../pages/style.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { signInWithLinks } from './federation-routes.js';
+import { startSecondStep } from './second-step-routes.js';
 import { formBody, paramsOf } from '../input.js';
 import { clearSession, csrfCookie, cookieOptions, currentSession, logUndelivered, safeReturnTo, sessionCookie } from './session-cookie.js';
 
@@ -84,6 +85,8 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
       if (outcome.reason === 'disabled') return again(403, 'This account is locked. Ask an administrator to unlock it.');
       return again(401, 'Incorrect username or password.');
     }
+    // A second factor: no session until it passes (src/http/auth/second-step-routes.ts).
+    if (outcome.secondFactor) return startSecondStep(gh, req, reply, outcome.user, returnTo);
     // Single sign-on: the same person keeps the session's sid; someone else's previous session ends (src/core/oidc/sso.ts).
     const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent']);
     logUndelivered(req, ended);

@@ -86,7 +86,7 @@ ${v.apps.length
     ? html`<p class="muted">Removing access signs the app out and ends what it was allowed; it must ask you again.</p>
 <ul class="items" aria-labelledby="apps">${v.apps.map((a) => appItem(a, v.csrf))}</ul>`
     : html`<p class="muted">No app has access to your account.</p>`}
-<p class="links"><a href="/">Gatehouse home</a></p>`);
+<p class="links"><a href="/account/security">Sign-in security</a> · <a href="/">Gatehouse home</a></p>`);
 }
 
 /** RP-initiated logout without proof that the application asking is the person's (OpenID Connect RP-Initiated Logout 1.0 §2). */

@@ -19,8 +19,11 @@ export const SIGNING_KEY = sealed('signing_keys', 'kid', 'private_key_pem');
 /** The secret of a `client_secret_jwt` client: the server needs it in clear to check an HMAC (migration 0008_oauth_current). */
 export const CLIENT_JWT_SECRET = sealed('clients', 'id', 'jwt_secret');
 
+/** An authenticator app's TOTP secret (migration 0015_mfa): the server computes the codes from it. */
+export const MFA_TOTP_SECRET = sealed('mfa_totp', 'user_id', 'secret');
+
 /** Every sealed column: what start-up checks and `gatehouse secret-key rotate` re-encrypts. */
-export const SEALED_COLUMNS: readonly SealedColumn[] = [ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET, BOT_WEBHOOK_SECRET, SIGNING_KEY, CLIENT_JWT_SECRET];
+export const SEALED_COLUMNS: readonly SealedColumn[] = [ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET, BOT_WEBHOOK_SECRET, SIGNING_KEY, CLIENT_JWT_SECRET, MFA_TOTP_SECRET];
 
 const CHECK_ID = 'current';
 const CHECK_AAD = 'secret_key_check.sealed:current';

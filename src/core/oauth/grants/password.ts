@@ -21,6 +21,10 @@ export const passwordGrant: Grant = {
     if (!outcome.ok) {
       throw invalidGrant(outcome.reason === 'locked' ? 'too many failed attempts; try again later' : 'invalid resource owner credentials');
     }
+    // The password alone is not enough for this account (docs/security.md, Second factors); the grant has no second step.
+    if (outcome.secondFactor) {
+      throw invalidGrant('this account has a second factor; the password grant cannot be used for it: sign in through the authorization endpoint');
+    }
     const now = clock.now();
     const familyId = randomUUID();
     return storage.transaction(async (tx) => {

@@ -1,0 +1,148 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Clock, UserStore } from '../ports.js';
+import type { EventStore } from '../notify/ports.js';
+import { recordEvent } from '../notify/record.js';
+import { chatCallbackData, type ChatActionOutcome, type ChatActions, type ChatPress, type NotifyBotApi } from '../notify/actions.js';
+import type { Wakeups } from '../bot/wakeups.js';
+import type { MfaStore, PendingLogin } from './ports.js';
+
+/** Requests expire after 2 minutes (issue 14): long enough to find the phone, short enough to be this sign-in. */
+export const APPROVAL_TTL_MS = 2 * 60_000;
+export const APPROVAL_PREFIX = 'signin';
+const NOT_ME = 'n';
+
+export const approvalTopic = (approvalId: string) => `mfa-approval:${approvalId}`;
+
+export interface ApprovalDeps {
+  store: MfaStore;
+  events: EventStore;
+  users: UserStore;
+  clock: Clock;
+  /** The notification bot; undefined when GATEHOUSE_NOTIFY_BOT_TOKEN is unset (no approval in chat then). */
+  bot: NotifyBotApi | undefined;
+  /** Wakes the waiting page in this process (others re-read storage). */
+  wakeups: Wakeups;
+  /** Locks the account after "Not me" (the admin console's lock: an administrator unlocks it). */
+  lock(userId: string, now: number): Promise<void>;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+/** Three distinct two-digit numbers, the right one at a random place. */
+function numbers(): { number: number; choices: number[] } {
+  const set = new Set<number>();
+  while (set.size < 3) set.add(randomInt(10, 100));
+  const choices = [...set];
+  return { number: choices[randomInt(0, 3)]!, choices };
+}
+
+/**
+ * Sign-in approval in chat with number matching (docs/security.md). A plain
+ * "Approve" button invites MFA fatigue: someone with the password sends
+ * requests until a tired person taps one. Here the person must tap the number
+ * the sign-in page shows, which only whoever sits at that page knows; a wrong
+ * number denies, and "Not me" denies and locks the account.
+ */
+export class ChatApproval {
+  constructor(private readonly deps: ApprovalDeps) {}
+
+  register(actions: ChatActions): void {
+    actions.registerChatAction(APPROVAL_PREFIX, (press) => this.press(press));
+  }
+
+  /** The person's linked chat with the notification bot (docs/events.md, Chat notifications). */
+  async linkedChat(userId: string): Promise<string | undefined> {
+    if (!this.deps.bot) return undefined;
+    const e = (await this.deps.events.endpoints.list({ userId })).find((x) => x.kind === 'chat' && x.disabledAt === null && x.chatId);
+    return e?.chatId ?? undefined;
+  }
+
+  /** The approval part of a new pending login, when the person turned it on and has a linked chat. */
+  async prepare(userId: string, now: number): Promise<PendingLogin['approval']> {
+    if (!(await this.deps.store.chatApproval(userId))) return null;
+    const chatId = await this.linkedChat(userId);
+    if (!chatId) return null;
+    return { id: randomBytes(12).toString('base64url'), ...numbers(), chatId, messageId: null, state: 'waiting', expiresAt: now + APPROVAL_TTL_MS };
+  }
+
+  /** Sends the message with the buttons (after the pending login is stored, so a fast press finds it). */
+  async send(p: PendingLogin, browser: string): Promise<void> {
+    const a = p.approval;
+    if (!a || !this.deps.bot) return;
+    const data = (choice: string) => chatCallbackData(APPROVAL_PREFIX, `${a.id}.${choice}`);
+    const text = `Sign-in from ${browser} near ${p.ip} — tap the number you see`;
+    try {
+      const messageId = await this.deps.bot.send(a.chatId, text, [
+        a.choices.map((n, i) => ({ text: String(n), data: data(String(i)) })),
+        [{ text: 'Not me', data: data(NOT_ME) }],
+      ]);
+      await this.deps.store.setApprovalMessage(a.id, messageId);
+    } catch (err) {
+      // The page still takes a code; the person sees no message to tap.
+      this.deps.log?.warn({ err }, 'sign-in approval: sending the chat message failed');
+    }
+    await recordEvent({ events: this.deps.events }, 'signin.approval.requested', {
+      user_id: p.userId, approval_id: a.id, ip: p.ip, browser, expires_at: new Date(a.expiresAt).toISOString(),
+    }, this.deps.clock.now());
+  }
+
+  /** Past its time and still waiting: expired (once), the message says so. */
+  async expireIfDue(p: PendingLogin, now: number): Promise<void> {
+    const a = p.approval;
+    if (!a || a.state !== 'waiting' || a.expiresAt > now) return;
+    if (!(await this.deps.store.expireApproval(a.id, now))) return;
+    await recordEvent({ events: this.deps.events }, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: 'expired' }, now);
+    this.deps.wakeups.publish(approvalTopic(a.id));
+    if (a.messageId !== null) await this.deps.bot?.edit(a.chatId, a.messageId, 'Sign-in request expired. Nothing was approved.').catch(() => undefined);
+  }
+
+  private async press(press: ChatPress): Promise<ChatActionOutcome> {
+    const m = /^([A-Za-z0-9_-]{16})\.([0-2]|n)$/.exec(press.payload);
+    const found = m && (await this.deps.store.findApproval(m[1]!));
+    const a = found?.pending.approval;
+    if (!m || !found || !a) return { answer: 'This request is no longer open.' };
+    // Only the linked person's chat acts on their own request.
+    if (a.chatId !== press.chatId) return { answer: 'This request is not yours.', showAlert: true };
+    const { store, events } = this.deps;
+    const p = found.pending;
+    const now = press.now;
+    if (a.state === 'waiting' && a.expiresAt <= now) {
+      await this.expireIfDue(p, now);
+      return { answer: 'This request expired.', editText: 'Sign-in request expired. Nothing was approved.' };
+    }
+    const notMe = m[2] === NOT_ME;
+    const right = !notMe && a.choices[Number(m[2])] === a.number;
+    const to = right ? 'approved' : 'denied';
+    // The one decision: of two presses racing, one moves the state; the other is told what happened.
+    if (!(await store.decideApproval(a.id, to, now))) {
+      const again = await store.findApproval(a.id);
+      const state = again?.pending.approval?.state ?? 'expired';
+      return { answer: `This request was already ${state}.`, editText: outcomeText(state) };
+    }
+    const rec = { events };
+    if (right) {
+      await recordEvent(rec, 'signin.approval.approved', { user_id: p.userId, approval_id: a.id, ip: p.ip }, now);
+    } else {
+      await recordEvent(rec, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: notMe ? 'not_me' : 'wrong_number' }, now);
+    }
+    if (notMe) {
+      await this.deps.lock(p.userId, now);
+      const user = await this.deps.users.get(p.userId);
+      await recordEvent(rec, 'user.locked', { user_id: p.userId, username: user?.username ?? '', ip: p.ip, locked_by: 'not_me' }, now);
+    }
+    this.deps.wakeups.publish(approvalTopic(a.id));
+    if (right) return { answer: 'Approved. The sign-in continues.', editText: outcomeText('approved') };
+    if (notMe) {
+      return {
+        answer: 'Denied. Your account is locked.', showAlert: true,
+        editText: 'Sign-in denied: you said it was not you. Your account is locked; an administrator can unlock it. Change your password: someone knows it.',
+      };
+    }
+    return { answer: 'Wrong number: the sign-in was denied.', editText: outcomeText('denied') };
+  }
+}
+
+function outcomeText(state: string): string {
+  if (state === 'approved') return 'Sign-in approved.';
+  if (state === 'denied') return 'Sign-in denied.';
+  return 'Sign-in request expired. Nothing was approved.';
+}

@@ -1,0 +1,34 @@
+import type { Clock, PasswordHasher, RateLimitStore, UserStore } from '../ports.js';
+import type { EventStore } from '../notify/ports.js';
+import type { ChatActions, NotifyBotApi } from '../notify/actions.js';
+import { LocalWakeups } from '../bot/wakeups.js';
+import { ChatApproval } from './approval.js';
+import { SecondFactors } from './factors.js';
+import type { MfaStore } from './ports.js';
+import { SecondStep } from './second-step.js';
+
+export interface Mfa {
+  factors: SecondFactors;
+  secondStep: SecondStep;
+  approval: ChatApproval;
+  store: MfaStore;
+}
+
+/** Second factors, the second step of sign-in and approval in chat, wired on one store (src/gatehouse.ts). */
+export function createMfa(deps: {
+  store: MfaStore; users: UserStore; hasher: PasswordHasher; clock: Clock; events: EventStore; limits: RateLimitStore; issuerName: string;
+  bot: NotifyBotApi | undefined; actions: ChatActions;
+  locks: { isLocked(userId: string): Promise<boolean>; setLocked(userId: string, at: number | null): Promise<boolean> };
+  log?: { warn(obj: object, msg: string): void };
+}): Mfa {
+  const { store, users, clock, events } = deps;
+  // In-process wake-ups of waiting second-step pages; another process's presses are seen by re-reading.
+  const wakeups = new LocalWakeups();
+  const factors = new SecondFactors({ store, users, hasher: deps.hasher, clock, events, limits: deps.limits, issuerName: deps.issuerName });
+  const approval = new ChatApproval({
+    store, events, users, clock, bot: deps.bot, wakeups, lock: async (userId, now) => void (await deps.locks.setLocked(userId, now)), ...(deps.log ? { log: deps.log } : {}),
+  });
+  approval.register(deps.actions);
+  const secondStep = new SecondStep({ store, factors, approval, users, events, clock, wakeups, isLocked: (id) => deps.locks.isLocked(id) });
+  return { factors, secondStep, approval, store };
+}

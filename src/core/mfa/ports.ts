@@ -1,0 +1,94 @@
+/** Second factors (docs/security.md, Second factors): what the stores keep. */
+
+export interface TotpFactor {
+  userId: string;
+  /** The base32 secret, in clear here; sealed at rest (src/store/secrets/sealed.ts, MFA_TOTP_SECRET). */
+  secret: string;
+  /** Null until a code from the app confirmed it: an unconfirmed factor does not count. */
+  confirmedAt: number | null;
+  createdAt: number;
+}
+
+export interface Passkey {
+  /** The credential id, base64url (WebAuthn §6.1). */
+  id: string;
+  userId: string;
+  name: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  counter: number;
+  transports: string[];
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+export type ApprovalState = 'waiting' | 'approved' | 'denied' | 'expired';
+
+/** A sign-in that passed the password and waits for its second step: no session exists yet. */
+export interface PendingLogin {
+  userId: string;
+  returnTo: string;
+  userAgent: string | null;
+  ip: string;
+  createdAt: number;
+  expiresAt: number;
+  /** Sign-in approval in chat, when one was sent. */
+  approval: {
+    id: string;
+    /** The number the page shows; the buttons carry indexes into `choices`, never the number. */
+    number: number;
+    choices: number[];
+    chatId: string;
+    messageId: number | null;
+    state: ApprovalState;
+    expiresAt: number;
+  } | null;
+}
+
+export interface MfaStore {
+  getTotp(userId: string): Promise<TotpFactor | undefined>;
+  /** Replaces any unconfirmed secret (a confirmed one is kept: returns false). */
+  startTotp(userId: string, secret: string, now: number): Promise<boolean>;
+  confirmTotp(userId: string, step: number, now: number): Promise<boolean>;
+  /**
+   * RFC 6238 §5.2: a code is accepted once. Compare-and-set of the last used
+   * time step: true only for the one caller that moved it forward to `step`.
+   */
+  useTotpStep(userId: string, step: number): Promise<boolean>;
+  deleteTotp(userId: string): Promise<boolean>;
+
+  /** Replaces every recovery code of the user with these hashes. */
+  setRecoveryCodes(userId: string, hashes: string[], now: number): Promise<void>;
+  /** Burns one unused code: true for exactly one of concurrent callers. */
+  useRecoveryCode(userId: string, hash: string, now: number): Promise<boolean>;
+  recoveryCodesLeft(userId: string): Promise<number>;
+  deleteRecoveryCodes(userId: string): Promise<number>;
+
+  addPasskey(p: Passkey): Promise<void>;
+  listPasskeys(userId: string): Promise<Passkey[]>;
+  getPasskey(id: string): Promise<Passkey | undefined>;
+  /** WebAuthn §7.2 step 21: the signature counter only moves forward (compare-and-set). */
+  usePasskey(id: string, counter: number, now: number): Promise<boolean>;
+  deletePasskey(userId: string, id: string): Promise<boolean>;
+
+  chatApproval(userId: string): Promise<boolean>;
+  setChatApproval(userId: string, on: boolean): Promise<void>;
+
+  /** Short-lived WebAuthn challenges, by the hash of a browser cookie. */
+  putChallenge(idHash: string, c: { userId: string | null; challenge: string; expiresAt: number }): Promise<void>;
+  /** Single use: returns and deletes it (undefined when absent, expired or taken by another request). */
+  takeChallenge(idHash: string, now: number): Promise<{ userId: string | null; challenge: string } | undefined>;
+
+  putPending(idHash: string, p: PendingLogin): Promise<void>;
+  getPending(idHash: string, now: number): Promise<PendingLogin | undefined>;
+  /** Ends a pending login once (its second step passed): true for exactly one caller. */
+  consumePending(idHash: string, now: number): Promise<boolean>;
+  setApprovalMessage(approvalId: string, messageId: number): Promise<void>;
+  /** The pending login an approval belongs to. */
+  findApproval(approvalId: string): Promise<{ idHash: string; pending: PendingLogin } | undefined>;
+  /** Moves a waiting, unexpired approval to `to`: true for exactly one caller (the one decision). */
+  decideApproval(approvalId: string, to: 'approved' | 'denied', now: number): Promise<boolean>;
+  /** Marks a waiting approval expired once it is past its time; true when this call did it. */
+  expireApproval(approvalId: string, now: number): Promise<boolean>;
+  purge(now: number): Promise<void>;
+}
