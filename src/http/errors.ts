@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import { GatehouseError, invalidRequest, serverError, type Challenge } from '../core/errors.js';
+import { GatehouseError, invalidRequest, serverError, type Challenge, type DpopChallenge } from '../core/errors.js';
 import { StorageUnavailableError } from '../core/unavailable.js';
 import { errorPage } from './pages/pages.js';
 
@@ -71,15 +71,31 @@ function quoted(value: string): string {
   return `"${value.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '')}"`;
 }
 
-/** An RFC 6750 §3 `Bearer` challenge: realm, then (unless bare) error, description and scope. */
+/** error, description and scope of a challenge (RFC 6750 §3, RFC 9449 §7.1). */
+function errorAttributes(e: GatehouseError, scope: string | undefined): string[] {
+  const attrs = [`error=${quoted(e.code)}`];
+  if (e.description) attrs.push(`error_description=${quoted(e.description)}`);
+  if (scope) attrs.push(`scope=${quoted(scope)}`);
+  return attrs;
+}
+
+/** RFC 9449 §7.1: `DPoP algs="…"`, with the error when it is the DPoP request's (`primary`). */
+function dpopChallenge(e: GatehouseError, dpop: DpopChallenge, scope: string | undefined): string {
+  return `DPoP ${[...(dpop.primary ? errorAttributes(e, scope) : []), `algs=${quoted(dpop.algs.join(' '))}`].join(', ')}`;
+}
+
+/**
+ * An RFC 6750 §3 `Bearer` challenge: realm, then (unless bare) error,
+ * description and scope; then the DPoP challenge where the resource takes
+ * DPoP, which carries the error instead when the request used DPoP.
+ */
 function bearerChallenge(e: GatehouseError, realm: string, challenge: Extract<Challenge, { scheme: 'Bearer' }> | undefined): string {
   const attrs = [`realm=${quoted(challenge?.realm ?? realm)}`];
-  if (!challenge?.bare) {
-    attrs.push(`error=${quoted(e.code)}`);
-    if (e.description) attrs.push(`error_description=${quoted(e.description)}`);
-  }
-  if (challenge?.scope) attrs.push(`scope=${quoted(challenge.scope)}`);
-  return `Bearer ${attrs.join(', ')}`;
+  const dpop = challenge?.dpop;
+  if (!challenge?.bare && !dpop?.primary) attrs.push(...errorAttributes(e, undefined));
+  if (challenge?.scope && !dpop?.primary) attrs.push(`scope=${quoted(challenge.scope)}`);
+  const bearer = `Bearer ${attrs.join(', ')}`;
+  return dpop ? `${bearer}, ${dpopChallenge(e, dpop, challenge?.scope)}` : bearer;
 }
 
 const bearerOf = (e: GatehouseError) => (e.challenge?.scheme === 'Bearer' ? e.challenge : undefined);
@@ -98,6 +114,8 @@ export function oauthAnswer(e: GatehouseError): ErrorAnswer {
   return { status: e.status, headers: retryAfter(e, headers), body: e.toJSON() };
 }
 
+const CHALLENGED = new Set(['invalid_request', 'invalid_token', 'insufficient_scope', 'invalid_dpop_proof', 'use_dpop_nonce']);
+
 /**
  * The resource server (RFC 6750 §3): status, `WWW-Authenticate` challenge for
  * authentication problems, no caching, and a JSON body repeating the error.
@@ -106,11 +124,13 @@ export function oauthAnswer(e: GatehouseError): ErrorAnswer {
 export function bearerAnswer(e: GatehouseError, realm: string): ErrorAnswer {
   const headers: Record<string, string> = { ...NO_STORE };
   const bearer = bearerOf(e);
+  // RFC 9449 §9: the nonce the next proof must carry.
+  if (bearer?.dpop?.nonce) headers['dpop-nonce'] = bearer.dpop.nonce;
   if (bearer?.bare) {
     headers['www-authenticate'] = bearerChallenge(e, realm, bearer);
     return { status: e.status, headers, body: { error_description: e.description! } };
   }
-  if (e.code === 'invalid_request' || e.code === 'invalid_token' || e.code === 'insufficient_scope') headers['www-authenticate'] = bearerChallenge(e, realm, bearer);
+  if (CHALLENGED.has(e.code)) headers['www-authenticate'] = bearerChallenge(e, realm, bearer);
   return { status: e.status, headers: retryAfter(e, headers), body: e.toJSON() };
 }
 

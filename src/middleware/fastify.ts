@@ -44,6 +44,8 @@ export const gatehouseFastify: FastifyPluginAsync<GatehouseAuthOptions> = async 
         query: req.query as Params,
         body: req.body,
         clientCertThumbprint: guard.clientCertificate(req.raw),
+        dpop: req.headers.dpop,
+        url: guard.requestUrl(req.raw),
       }, route?.scope);
     } catch (e) {
       return sendBearerError(reply, e, guard.realm);

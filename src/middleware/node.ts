@@ -69,6 +69,8 @@ export function gatehouseMiddleware(opts: GatehouseAuthOptions) {
         query: toParams(new URL(req.url ?? '/', 'http://localhost').searchParams),
         body: req.body,
         clientCertThumbprint: guard.clientCertificate(req),
+        dpop: req.headers.dpop,
+        url: guard.requestUrl(req),
       }, scope);
     })().then(() => next(), (e: unknown) => sendBearerError(res, e, guard.realm, guard.resourceMetadata?.url));
   };

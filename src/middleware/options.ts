@@ -1,10 +1,14 @@
 import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { OutboundError, type OutboundHttp } from '../core/outbound.js';
 import { systemClock, type Clock } from '../core/ports.js';
 import { createOutbound } from '../infra/outbound/client.js';
 import { checkCertificateBinding } from '../core/resource/binding.js';
 import { CachedVerifier, TokenRouter } from '../core/resource/cache.js';
-import { extractBearerToken, type BearerRequest } from '../core/resource/bearer.js';
+import { extractAccessToken, type BearerRequest, type PresentedToken } from '../core/resource/bearer.js';
+import { checkDpopBinding, withDpopChallenge } from '../core/resource/dpop.js';
+import { DPOP_ALGORITHMS, DpopNonces, DpopVerifier, MemoryReplayStore } from '../core/oauth/dpop.js';
+import type { ReplayStore } from '../core/oauth/client-assertion.js';
 import { invalidToken } from '../core/resource/errors.js';
 import { IntrospectionVerifier } from '../core/resource/introspection.js';
 import { RemoteJwks } from '../core/resource/jwks.js';
@@ -58,6 +62,38 @@ export interface GatehouseAuthOptions {
    * by the plugin; Node and Express: also mount `gatehouseResourceMetadata`.
    */
   resourceMetadata?: ResourceMetadataOption;
+  /**
+   * DPoP (RFC 9449 §7), always accepted: `Authorization: DPoP <token>` with a
+   * `DPoP` proof; DPoP-bound tokens are refused as bearer tokens.
+   */
+  dpop?: DpopOptions;
+}
+
+export interface DpopOptions {
+  /**
+   * The absolute URL a client addressed (the proof's `htu`). Default: the
+   * `Host` header, the connection's scheme and the path; behind a proxy,
+   * give your public base URL here.
+   */
+  url?: (req: IncomingMessage) => string;
+  /** Where proofs' `jti`s are kept (one store for every process of the API); default this process's memory. */
+  replay?: ReplayStore;
+  /** Demand server nonces (§9): `true` (this process's secret) or a secret shared by every process. */
+  nonce?: boolean | { secret: Uint8Array };
+  /** A ready verifier (Gatehouse's own API shares the authorization server's); the options above are then ignored. */
+  verifier?: DpopVerifier;
+}
+
+/** The URL as the client sent it: Express keeps it in `originalUrl` once a router stripped its mount path. */
+function defaultRequestUrl(req: IncomingMessage): string {
+  const scheme = (req.socket as Partial<TLSSocket> | undefined)?.encrypted ? 'https' : 'http';
+  return `${scheme}://${req.headers.host ?? 'localhost'}${(req as { originalUrl?: string }).originalUrl ?? req.url ?? '/'}`;
+}
+
+function dpopVerifier(o: DpopOptions | undefined, clock: Clock): DpopVerifier {
+  if (o?.verifier) return o.verifier;
+  const nonces = o?.nonce ? new DpopNonces(o.nonce === true ? {} : { secret: o.nonce.secret }) : undefined;
+  return new DpopVerifier({ replay: o?.replay ?? new MemoryReplayStore(), clock, nonces });
 }
 
 /** A caller's own fetch in the shape of the outbound port: the same deadline, size cap and no redirects. */
@@ -109,18 +145,33 @@ export class BearerGuard {
   readonly clientCertificate: (req: IncomingMessage) => string | undefined;
   /** RFC 9728 metadata to publish, when the options ask for it. */
   readonly resourceMetadata: PublishedMetadata | undefined;
+  /** The URL a request was sent to, for DPoP proofs' `htu`. */
+  readonly requestUrl: (req: IncomingMessage) => string;
+  private readonly dpop: DpopVerifier;
+  private readonly clock: Clock;
 
   constructor(opts: GatehouseAuthOptions) {
     this.realm = opts.realm ?? 'gatehouse';
     this.resourceMetadata = opts.resourceMetadata ? publishedMetadata(opts.issuer, opts.audience, opts.resourceMetadata) : undefined;
     this.clientCertificate = opts.clientCertificate ?? peerCertificateThumbprint;
     this.verifier = createVerifier(opts);
+    this.clock = opts.clock ?? systemClock;
+    this.requestUrl = opts.dpop?.url ?? defaultRequestUrl;
+    this.dpop = dpopVerifier(opts.dpop, this.clock);
   }
 
   async authenticate(req: BearerRequest, scope?: ScopeSpec): Promise<VerifiedToken> {
-    const token = await this.verifier.verify(extractBearerToken(req));
-    checkCertificateBinding(token, req.clientCertThumbprint);
-    requireScope(token.scope, scopeRule(scope));
-    return token;
+    let presented: PresentedToken | undefined;
+    try {
+      presented = extractAccessToken(req);
+      const token = await this.verifier.verify(presented.token);
+      checkCertificateBinding(token, req.clientCertThumbprint);
+      await checkDpopBinding(token, presented, req, this.dpop);
+      requireScope(token.scope, scopeRule(scope));
+      return token;
+    } catch (e) {
+      const nonces = this.dpop.nonces;
+      throw withDpopChallenge(e, presented?.scheme, DPOP_ALGORITHMS, nonces && (() => nonces.current(this.clock.now())));
+    }
   }
 }

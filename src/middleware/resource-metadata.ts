@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import { DPOP_ALGORITHMS } from '../core/oauth/dpop.js';
 import {
   protectedResourceMetadata, resourceMetadataUrl, withResourceMetadata, type BearerMethod, type ResourceMetadataOptions,
 } from '../core/oauth/resource-metadata.js';
@@ -35,6 +36,8 @@ export function publishedMetadata(issuer: string, audience: string | readonly st
   const document = protectedResourceMetadata({
     resource, authorizationServers: [issuer.replace(/\/+$/, '')],
     scopesSupported: o.scopesSupported, bearerMethodsSupported: o.bearerMethodsSupported, resourceName: o.resourceName, resourceDocumentation: o.resourceDocumentation,
+    // The middleware checks DPoP proofs (RFC 9449 §7) and takes bearer tokens too.
+    dpopSigningAlgValuesSupported: DPOP_ALGORITHMS, dpopBoundAccessTokensRequired: false,
     ...extra,
   });
   return { url: url.href, path: url.pathname, document };

@@ -32,8 +32,9 @@ export interface DpopCheck {
   /** The request's method and absolute URL as the client addressed them (§4.3 checks 8 and 9). */
   method: string;
   url: string;
-  /** At a resource (§7.1): the access token, whose hash `ath` must be. */
+  /** At a resource (§7.1): the access token, whose hash `ath` must be, and the key it is bound to (`cnf.jkt`). */
   accessToken?: string;
+  jkt?: string;
 }
 
 export interface VerifiedProof {
@@ -141,6 +142,7 @@ export class DpopVerifier {
       throw useDpopNonce(nonce === undefined ? 'a DPoP nonce is required' : 'the DPoP nonce is stale');
     }
     const jkt = await calculateJwkThumbprint(jwk!, 'sha256');
+    if (check.jkt !== undefined && jkt !== check.jkt) throw invalidDpopProof('the DPoP proof is signed by another key than the access token is bound to');
     if (!(await this.opts.replay.remember(`dpop:${jkt}:${sha256(jti)}`, (iat + MAX_AGE_SECONDS + FUTURE_SKEW_SECONDS) * 1000, now))) {
       throw invalidDpopProof('the DPoP proof was used before (jti)');
     }

@@ -20,6 +20,10 @@ export interface ResourceMetadataOptions {
   resourceDocumentation?: string | undefined;
   /** RFC 8705 §3: certificate-bound tokens are checked (§2 `tls_client_certificate_bound_access_tokens`). */
   tlsClientCertificateBoundAccessTokens?: boolean | undefined;
+  /** RFC 9728 §2 `dpop_signing_alg_values_supported` (RFC 9449 proofs the resource accepts). */
+  dpopSigningAlgValuesSupported?: readonly string[] | undefined;
+  /** RFC 9728 §2 `dpop_bound_access_tokens_required`: whether only DPoP-bound tokens are accepted. */
+  dpopBoundAccessTokensRequired?: boolean | undefined;
 }
 
 export const RESOURCE_METADATA_WELL_KNOWN = '/.well-known/oauth-protected-resource';
@@ -46,6 +50,8 @@ export function protectedResourceMetadata(o: ResourceMetadataOptions): Record<st
     ...(o.resourceName ? { resource_name: o.resourceName } : {}),
     ...(o.resourceDocumentation ? { resource_documentation: o.resourceDocumentation } : {}),
     ...(o.tlsClientCertificateBoundAccessTokens ? { tls_client_certificate_bound_access_tokens: true } : {}),
+    ...(o.dpopSigningAlgValuesSupported?.length ? { dpop_signing_alg_values_supported: [...o.dpopSigningAlgValuesSupported] } : {}),
+    ...(o.dpopBoundAccessTokensRequired !== undefined ? { dpop_bound_access_tokens_required: o.dpopBoundAccessTokensRequired } : {}),
   };
 }
 

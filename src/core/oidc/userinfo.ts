@@ -32,6 +32,8 @@ export async function userInfo(deps: { inspector: TokenInspector; users: UserSto
   const info = await deps.inspector.inspect(token);
   if (!info || info.kind !== 'access_token' || !info.active) throw invalidToken('the access token is invalid, expired or revoked');
   if (!audienceMatches(info.aud, [deps.audience])) throw invalidToken('the access token is meant for another audience');
+  // RFC 9449 §7.2: a DPoP-bound token is never a bearer credential, and this endpoint takes bearer tokens only.
+  if (info.dpopJkt) throw invalidToken('the access token is DPoP-bound: it cannot be used as a bearer token');
   if (!info.scope.includes(OPENID)) throw insufficientScope([OPENID]);
   const user = info.userId ? await deps.users.get(info.userId) : undefined;
   if (!user) throw invalidToken('the access token does not belong to a user');

@@ -13,10 +13,21 @@ export interface BearerRequest {
   query: Params | undefined;
   /** Parsed body, when there is one. */
   body: unknown;
+  /** RFC 9449 §7.1: the `DPoP` header, and the absolute URL the client sent the request to (its `htu`). */
+  dpop?: string | readonly string[] | undefined;
+  url?: string | undefined;
+}
+
+/** The access token and the scheme it came with: `DPoP` only in the Authorization header (RFC 9449 §7.1). */
+export interface PresentedToken {
+  token: string;
+  scheme: 'Bearer' | 'DPoP';
 }
 
 /** RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". */
 const BEARER_HEADER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+/** RFC 9449 §7.1: the same token68 after the DPoP scheme. */
+const DPOP_HEADER = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const SCHEME = /^([A-Za-z0-9!#$%&'*+\-.^_`|~]+)(?: |$)/;
 
 function param(params: Params | undefined, where: string): string | undefined {
@@ -58,4 +69,21 @@ export function extractBearerToken(req: BearerRequest): string {
   if (found.length > 1) throw invalidRequest('the access token was sent by more than one method (RFC 6750 §2)');
   if (found.length === 0) throw missingToken();
   return found[0]!;
+}
+
+/**
+ * Finds the access token as a resource that also accepts DPoP does
+ * (RFC 9449 §7.1): `Authorization: DPoP <token>`, else every way of RFC 6750
+ * (`extractBearerToken`). A DPoP token sent along with another method is
+ * `invalid_request`, as two bearer methods are.
+ */
+export function extractAccessToken(req: BearerRequest): PresentedToken {
+  const header = req.authorization;
+  if (header === undefined || SCHEME.exec(header)?.[1]!.toLowerCase() !== 'dpop') return { token: extractBearerToken(req), scheme: 'Bearer' };
+  const m = DPOP_HEADER.exec(header);
+  if (!m) throw invalidRequest('malformed Authorization: DPoP header');
+  if (param(formBody(req), 'form body') !== undefined || param(req.query, 'query') !== undefined) {
+    throw invalidRequest('the access token was sent by more than one method (RFC 6750 §2)');
+  }
+  return { token: m[1]!, scheme: 'DPoP' };
 }

@@ -13,8 +13,12 @@ export function checkCertificateBinding(token: VerifiedToken, presentedThumbprin
   if (!thumbprintsMatch(token.certThumbprint, presentedThumbprint)) throw invalidToken('the access token is bound to another TLS client certificate');
 }
 
-/** RFC 8705 §3.1 `cnf` claim (or introspection member): the certificate thumbprint, when there is one. */
-export function certBinding(cnf: unknown): { certThumbprint?: string } {
-  const x5t = cnf && typeof cnf === 'object' ? (cnf as Record<string, unknown>)['x5t#S256'] : undefined;
-  return typeof x5t === 'string' ? { certThumbprint: x5t } : {};
+/**
+ * The `cnf` claim (or introspection member): the certificate thumbprint
+ * (RFC 8705 §3.1) and the DPoP key thumbprint (RFC 9449 §6), when there are.
+ */
+export function certBinding(cnf: unknown): { certThumbprint?: string; dpopJkt?: string } {
+  const c = cnf && typeof cnf === 'object' ? (cnf as Record<string, unknown>) : {};
+  const x5t = c['x5t#S256'];
+  return { ...(typeof x5t === 'string' ? { certThumbprint: x5t } : {}), ...(typeof c.jkt === 'string' ? { dpopJkt: c.jkt } : {}) };
 }

@@ -53,7 +53,8 @@ export class IntrospectionVerifier implements AccessTokenVerifier {
     }
     // RFC 7662 §2.2: anything but "active": true means the token must not be honoured.
     if (body.active !== true) throw invalidToken('token is not active (expired, revoked or unknown)');
-    if (typeof body.token_type === 'string' && body.token_type.toLowerCase() !== 'bearer') throw invalidToken('not an access token');
+    // RFC 9449 §6.2: a DPoP-bound access token introspects as token_type DPoP.
+    if (typeof body.token_type === 'string' && !['bearer', 'dpop'].includes(body.token_type.toLowerCase())) throw invalidToken('not an access token');
     if (body.iss !== undefined && body.iss !== this.opts.issuer) throw invalidToken('token issued by another authorization server');
     // RFC 9068 §4 step 4, RFC 7662 §4: the token must be meant for us, so an answer naming no audience is refused.
     if (!audienceMatches(body.aud, this.opts.audience)) throw invalidToken('token is meant for another audience');

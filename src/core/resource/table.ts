@@ -31,6 +31,7 @@ export class TableVerifier implements AccessTokenVerifier {
       expiresAt: info.exp * 1000,
       jti: info.jti,
       ...(info.certThumbprint ? { certThumbprint: info.certThumbprint } : {}),
+      ...(info.dpopJkt ? { dpopJkt: info.dpopJkt } : {}),
       via: 'table',
     };
   }

@@ -11,6 +11,8 @@ export interface VerifiedToken {
   jti: string | undefined;
   /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to (`cnf`), if it is. */
   certThumbprint?: string;
+  /** RFC 9449 §6: thumbprint of the DPoP key the token is bound to (`cnf.jkt`), if it is. */
+  dpopJkt?: string;
   /** How it was checked. */
   via: 'jwt' | 'table' | 'introspection';
 }

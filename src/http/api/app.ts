@@ -50,7 +50,9 @@ export async function buildApiServer(gh: Gatehouse, verifier: AccessTokenVerifie
 
   await app.register(async (api) => {
     await api.register(gatehouseFastify, { issuer: gh.oauth.issuer, audience: gh.oauth.audience, realm: REALM, verifier,
-      clientCertificate: clientCertificateReader(gh.config) });
+      clientCertificate: clientCertificateReader(gh.config),
+      // RFC 9449 §7.1: proofs name {api_url}'s public URL; their jtis go to the table the token endpoint uses.
+      dpop: { verifier: gh.dpop, url: (raw) => `${gh.oauth.audience.replace(/\/+$/, '')}${raw.url ?? '/'}` } });
     const config = { auth: { scope: { any: PROFILE_SCOPES } } };
     const user = async (req: import('fastify').FastifyRequest) => {
       const token = req.auth!;

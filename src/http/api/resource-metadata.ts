@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { protectedResourceMetadata, RESOURCE_METADATA_WELL_KNOWN } from '../../core/oauth/resource-metadata.js';
 import { PROFILE_SCOPES } from '../../core/resource/profile.js';
+import { DPOP_ALGORITHMS } from '../../core/oauth/dpop.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { publishResourceMetadata, type PublishedMetadata } from '../../middleware/resource-metadata.js';
 
@@ -20,6 +21,8 @@ export function apiResourceMetadata(app: FastifyInstance, gh: Gatehouse): void {
         resource, authorizationServers: [issuer], scopesSupported: PROFILE_SCOPES, resourceName: 'Gatehouse API',
         // Certificate-bound tokens are checked (RFC 8705 §3).
         tlsClientCertificateBoundAccessTokens: true,
+        // RFC 9449 §7: DPoP proofs are checked; bearer tokens stay accepted.
+        dpopSigningAlgValuesSupported: DPOP_ALGORITHMS, dpopBoundAccessTokensRequired: false,
       });
       cached = { resource, issuer, published: { url: `${resource.replace(/\/+$/, '')}${RESOURCE_METADATA_WELL_KNOWN}`, path: RESOURCE_METADATA_WELL_KNOWN, document } };
     }
