@@ -1,38 +1,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as jose from 'jose';
 import * as oidc from 'openid-client';
 import { Agent } from '../helpers/agent.js';
 import { authorize, pkce, REDIRECT } from '../helpers/authorize.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { ath, dpopKey, proof } from './dpop-support.js';
 
 /** End to end with an independent client (openid-client), then each check of RFC 9449 §4.3 with hand-made proofs. */
 
 const ALGS = 'ES256 RS256 PS256 EdDSA';
-
-export interface DpopKey {
-  privateKey: CryptoKey;
-  publicKey: CryptoKey;
-  jwk: jose.JWK;
-  jkt: string;
-  alg: string;
-}
-
-export async function dpopKey(alg = 'ES256'): Promise<DpopKey> {
-  const { privateKey, publicKey } = await jose.generateKeyPair(alg, { extractable: true });
-  const jwk = await jose.exportJWK(publicKey);
-  return { privateKey, publicKey, jwk, jkt: await jose.calculateJwkThumbprint(jwk, 'sha256'), alg };
-}
-
-export const ath = (token: string) => createHash('sha256').update(token).digest('base64url');
-
-/** A DPoP proof (§4.2), every claim and header member overridable. */
-export async function proof(key: DpopKey, htm: string, htu: string, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}): Promise<string> {
-  return new jose.SignJWT({ jti: randomUUID(), htm, htu, iat: Math.floor(Date.now() / 1000), ...claims })
-    .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.jwk, ...header }).sign(key.privateKey);
-}
 
 const payload = (jwt: string) => jose.decodeJwt(jwt) as Record<string, unknown> & { cnf?: Record<string, string> };
 
