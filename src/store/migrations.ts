@@ -10,7 +10,7 @@ import { secretsMigration } from './secrets/migration.js';
 import { adminUsersMigration } from './console/migration.js';
 import { oauthCurrentMigration } from './oauth/migration.js';
 import { dpopMigration } from './oauth/dpop-migration.js';
-import { backchannelMigration } from './oauth/device-migration.js';
+import { mfaMigration } from './mfa/migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -153,7 +153,7 @@ const migrations: Record<string, Migration> = {
   '0010_notify_batches': notifyBatchesMigration,
   '0011_bot_files': botFilesMigration,
   '0012_dpop': dpopMigration,
-  '0013_backchannel': backchannelMigration,
+  '0015_mfa': mfaMigration,
 };
 
 class StaticProvider implements MigrationProvider {

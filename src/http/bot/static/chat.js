@@ -213,6 +213,8 @@
     const body = document.createElement('div');
     body.className = 'text';
     render(body, m.text || m.caption || '', m.entities || m.caption_entities);
+    const media = window.ghChatMedia.element(m, token, (e) => showError(e.message));
+    if (media) li.append(media);
     const time = document.createElement('time');
     time.textContent = new Date(m.date * 1000).toLocaleTimeString() + (m.edit_date ? ' · edited' : '');
     li.append(body);
@@ -287,7 +289,8 @@
       b.textContent = c.bot.first_name;
       if (active && active.toLowerCase() === c.bot.username.toLowerCase()) b.setAttribute('aria-current', 'true');
       const small = document.createElement('small');
-      small.textContent = c.last_message ? c.last_message.text : `@${c.bot.username}`;
+      const last = c.last_message;
+      small.textContent = last ? last.text || last.caption || (last.photo ? 'Photo' : last.document ? 'Document' : '') : `@${c.bot.username}`;
       b.append(small);
       b.addEventListener('click', () => openChat(c.bot.username));
       li.append(b);
