@@ -32,6 +32,8 @@ export interface Config {
   readonly openTokenKey: boolean;
   /** Lifetime of a pushed authorization request's `request_uri`, seconds (RFC 9126 §2.2; at most 600). */
   readonly parTtl: number;
+  /** RFC 8628 §3.2 `interval` of device and CIBA requests, seconds. */
+  readonly pollInterval: number;
   /** Every client must push its authorization requests (RFC 9126 §5 `require_pushed_authorization_requests`). */
   readonly parRequired: boolean;
   /** Trust X-Forwarded-* from this proxy setting (fastify `trustProxy`). */
@@ -167,6 +169,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     tokenEndpointGet: v.GATEHOUSE_TOKEN_ENDPOINT_GET,
     openTokenKey: v.GATEHOUSE_OPEN_TOKEN_KEY,
     parTtl: v.GATEHOUSE_PAR_TTL,
+    pollInterval: v.GATEHOUSE_POLL_INTERVAL,
     parRequired: v.GATEHOUSE_PAR_REQUIRED,
     trustProxy: v.GATEHOUSE_TRUST_PROXY,
     logLevel: v.GATEHOUSE_LOG_LEVEL,

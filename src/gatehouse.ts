@@ -41,7 +41,9 @@ import type { BotStorage } from './core/bot/ports.js';
 import type { FederationStorage } from './core/federation/ports.js';
 import { ChatActions, NotifyBotApi } from './core/notify/actions.js';
 import { notifyTransport } from './core/notify/transport.js';
-import { createMfa, type Mfa } from './core/mfa/index.js';
+import type { DeviceFlow } from './core/oauth/device.js';
+import type { Ciba } from './core/oauth/ciba.js';
+import { createBackchannel } from './core/oauth/device-wiring.js';
 import { PgWakeupRelay } from './store/bot/pg-wakeups.js';
 import { DiskBlobStore } from './store/bot/files-disk.js';
 import { RedisWakeups, redisDeliveryLease } from './store/bot/redis-wakeups.js';
@@ -91,8 +93,10 @@ export interface Gatehouse {
   dpop: DpopVerifier;
   /** The notification bot's buttons, by callback_data prefix (src/core/notify/actions.ts). */
   chatActions: ChatActions;
-  /** Second factors, the second step of sign-in and approval in chat (src/core/mfa). */
-  mfa: Mfa;
+  /** Device authorization (RFC 8628, src/core/oauth/device.ts). */
+  device: DeviceFlow;
+  /** OpenID Connect CIBA (src/core/oauth/ciba.ts). */
+  ciba: Ciba;
   close(): Promise<void>;
 }
 
@@ -130,19 +134,10 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   await keys.init();
   const tokenIssuer = new TokenIssuer(oauth, keys, clock);
   const consoleStore = sql.console;
-  const chatActions = new ChatActions();
-  const outbound = outboundClients(config);
-  // The notification bot's Bot API is the operator's choice (GATEHOUSE_NOTIFY_BOT_API_URL).
-  const notifyBot = config.notifyBotToken
-    ? new NotifyBotApi(notifyTransport(outbound.configured.request), { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token: config.notifyBotToken })
-    : undefined;
-  const mfa = createMfa({
-    store: sql.mfa, users: storage.users, hasher, clock, events: storage.events, limits: storage.rateLimits, issuerName: 'Gatehouse',
-    bot: notifyBot, actions: chatActions, locks: consoleStore, log,
-  });
-  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore, (id) => mfa.factors.required(id));
+  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore);
   const idTokens = new IdTokenIssuer(oauth, keys, clock);
   const clientThrottle = new CredentialThrottle(storage.rateLimits, clock, CLIENT_SECRET_POLICY);
+  const outbound = outboundClients(config);
   // jwks_uri is registered by clients: fetched with the registered destinations' SSRF rules.
   const clientAssertions = new ClientAssertions({ replay: sql.currentOAuth.replay, clock, http: outbound.registered.request, audiences: () => clientAssertionAudiences(oauth.issuer) });
   // RFC 9449: proofs' jtis go to the same replay table as client assertions' (one across processes).
@@ -152,6 +147,15 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const authorization = new AuthorizationEndpoint({ storage, config: oauth, clock, tokenIssuer });
   const par = new PushedAuthorization({
     store: sql.currentOAuth.pushed, clients: storage.clients, clock, ttlSeconds: config.parTtl, required: config.parRequired, validate: (p) => authorization.validate(p),
+  });
+  const chatActions = new ChatActions();
+  // The notification bot's Bot API is the operator's choice (GATEHOUSE_NOTIFY_BOT_API_URL).
+  const notifyBot = config.notifyBotToken
+    ? new NotifyBotApi(notifyTransport(outbound.configured.request), { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token: config.notifyBotToken })
+    : undefined;
+  const { device, ciba } = createBackchannel({
+    store: sql.currentOAuth.backchannel, storage, clock, issuer: () => oauth.issuer, interval: config.pollInterval, bot: notifyBot,
+    http: outbound.registered.request, secrets: sql.secrets, isLocked: (id) => consoleStore.isLocked(id), tokenEndpoint, actions: chatActions, log,
   });
   return {
     config,
@@ -182,7 +186,8 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     clientAssertions,
     dpop,
     chatActions,
-    mfa,
+    device,
+    ciba,
     close: async () => {
       outbound.registered.close();
       outbound.configured.close();

@@ -123,6 +123,7 @@ const DECLARED = {
   GATEHOUSE_TOKEN_ENDPOINT_GET: setting({ default: false, description: 'accept GET on the token endpoint (credentials end up in logs: keep off)', schema: boolean }),
   GATEHOUSE_OPEN_TOKEN_KEY: setting({ default: false, description: 'open `/oauth/token_key` to unauthenticated callers (the keys are always at `/.well-known/jwks.json`)', schema: boolean }),
   GATEHOUSE_PAR_TTL: setting({ default: 60, description: "lifetime of a pushed authorization request's `request_uri`, seconds (at most 600)", schema: (name) => integer(name, 1, 600) }),
+  GATEHOUSE_POLL_INTERVAL: setting({ default: 5, description: 'seconds a device (RFC 8628) or CIBA client must wait between token requests; polling faster answers `slow_down`', schema: (name) => integer(name, 1, 60) }),
   GATEHOUSE_PAR_REQUIRED: setting({ default: false, description: 'every client must push its authorization requests (RFC 9126); per client: `client create --require-par`', schema: boolean }),
   GATEHOUSE_TRUST_PROXY: setting<boolean | string>({
     default: false,

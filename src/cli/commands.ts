@@ -71,6 +71,8 @@ export const COMMAND_SPECS = {
       dpop: flag('its access tokens must be DPoP-bound: every token request carries a DPoP proof (RFC 9449)'),
       jwks: str('JSON', 'its public keys, for --auth-method private_key_jwt'),
       'jwks-uri': str('U', 'where its public keys are published, for --auth-method private_key_jwt'),
+      'backchannel-token-delivery-mode': str('poll|ping', 'how a CIBA client learns the person decided (OpenID Connect CIBA)'),
+      'backchannel-notification-endpoint': str('U', 'where ping mode notifies a CIBA client'),
     },
     settings: STORAGE,
   },

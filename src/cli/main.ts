@@ -144,6 +144,8 @@ async function clientCreate(args: string[]): Promise<void> {
     dpop: Boolean(values.dpop),
     jwks: values.jwks as string | undefined,
     jwksUri: values['jwks-uri'] as string | undefined,
+    backchannelTokenDeliveryMode: values['backchannel-token-delivery-mode'] as string | undefined,
+    backchannelNotificationEndpoint: values['backchannel-notification-endpoint'] as string | undefined,
   }));
   const d = describeClient(client, secret);
   const out = { client_id: d.client_id, ...(secret ? { client_secret: secret } : {}), redirect_uris: d.redirect_uris, grant_types: d.grant_types, scope: d.scope,
@@ -155,6 +157,8 @@ async function clientCreate(args: string[]): Promise<void> {
     ...(client.idTokenAlg ? { id_token_signed_response_alg: client.idTokenAlg } : {}),
     ...(client.requirePar ? { require_pushed_authorization_requests: true } : {}),
     ...(client.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
+    ...(client.backchannelTokenDeliveryMode ? { backchannel_token_delivery_mode: client.backchannelTokenDeliveryMode } : {}),
+    ...(client.backchannelNotificationEndpoint ? { backchannel_client_notification_endpoint: client.backchannelNotificationEndpoint } : {}),
     ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}) };
   print(Boolean(values.json), out, `client_id: ${client.id}${secret ? `\nclient_secret: ${secret}\n(the secret is shown once; only its hash is stored)` : ''}`);
 }

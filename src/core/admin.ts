@@ -162,6 +162,8 @@ export function describeClient(c: Client, secret?: string): Record<string, unkno
     ...(c.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     ...(c.jwksUri ? { jwks_uri: c.jwksUri } : {}),
     ...(c.jwks ? { jwks: JSON.parse(c.jwks) as unknown } : {}),
+    ...(c.backchannelTokenDeliveryMode ? { backchannel_token_delivery_mode: c.backchannelTokenDeliveryMode } : {}),
+    ...(c.backchannelNotificationEndpoint ? { backchannel_client_notification_endpoint: c.backchannelNotificationEndpoint } : {}),
   };
 }
 

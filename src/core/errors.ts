@@ -23,6 +23,11 @@ export type ErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'slow_down'
+  // RFC 8628 §3.5 and OpenID Connect CIBA Core §11, §13: polling and back-channel requests.
+  | 'authorization_pending'
+  | 'expired_token'
+  | 'unknown_user_id'
+  | 'invalid_binding_message'
   // RFC 9449 §5, §7.1, §8: a DPoP proof that fails the checks, or one without the server's nonce.
   | 'invalid_dpop_proof'
   | 'use_dpop_nonce'
@@ -55,6 +60,10 @@ const defaultStatus: Record<ErrorCode, number> = {
   invalid_token: 401,
   insufficient_scope: 403,
   slow_down: 429,
+  authorization_pending: 400,
+  expired_token: 400,
+  unknown_user_id: 400,
+  invalid_binding_message: 400,
   invalid_dpop_proof: 400,
   use_dpop_nonce: 400,
   login_required: 400,

@@ -48,6 +48,10 @@ export interface Client {
   jwksUri?: string;
   /** `client_secret_jwt` (OpenID Connect Core §9): the secret itself, which keys the HMAC; stored sealed, never shown again. */
   jwtSecret?: string;
+  /** OpenID Connect CIBA Core §4 `backchannel_token_delivery_mode` (src/core/oauth/ciba-options.ts). */
+  backchannelTokenDeliveryMode?: 'poll' | 'ping';
+  /** CIBA Core §4 `backchannel_client_notification_endpoint`: where ping mode POSTs. */
+  backchannelNotificationEndpoint?: string;
   /** RFC 9449 §5.2 `dpop_bound_access_tokens`: every token request must carry a DPoP proof. */
   dpopBoundAccessTokens?: boolean;
   createdAt: number;

@@ -10,7 +10,7 @@ import { secretsMigration } from './secrets/migration.js';
 import { adminUsersMigration } from './console/migration.js';
 import { oauthCurrentMigration } from './oauth/migration.js';
 import { dpopMigration } from './oauth/dpop-migration.js';
-import { mfaMigration } from './mfa/migration.js';
+import { backchannelMigration } from './oauth/device-migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -153,7 +153,7 @@ const migrations: Record<string, Migration> = {
   '0010_notify_batches': notifyBatchesMigration,
   '0011_bot_files': botFilesMigration,
   '0012_dpop': dpopMigration,
-  '0015_mfa': mfaMigration,
+  '0013_backchannel': backchannelMigration,
 };
 
 class StaticProvider implements MigrationProvider {

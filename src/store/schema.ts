@@ -403,3 +403,32 @@ export interface RefreshTokensTable {
 export interface AccessTokensTable {
   cnf_jkt: string | null;
 }
+
+/* Device authorization and CIBA (migration 0013_backchannel); merged into the tables above. */
+export interface ClientsTable {
+  backchannel_token_delivery_mode: string | null;
+  backchannel_client_notification_endpoint: string | null;
+}
+
+export interface BackchannelRequestsTable {
+  id: string;
+  kind: string;
+  secret_hash: string;
+  user_code_hash: string | null;
+  client_id: string;
+  scope: string;
+  user_id: string | null;
+  status: string;
+  decided_at: number | null;
+  binding_message: string | null;
+  notification_token: string | null;
+  interval_s: number;
+  last_poll_at: number | null;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface DB {
+  backchannel_requests: BackchannelRequestsTable;
+}

@@ -1,8 +1,9 @@
 import type { Client, ClientAuthMethod, IdTokenAlg } from '../model.js';
 import { parseJwks } from './client-assertion.js';
+import { cibaClientOptions, type CibaClientFields, type CibaClientInput } from './ciba-options.js';
 
 /** The registration settings of the current generation of OAuth (README, Current OAuth). */
-export interface CurrentClientInput {
+export interface CurrentClientInput extends CibaClientInput {
   /** OpenID Connect Registration §2 `id_token_signed_response_alg`: ES256 (default) or RS256. */
   idTokenAlg?: string | undefined;
   /** RFC 9126 §6 `require_pushed_authorization_requests`. */
@@ -14,7 +15,7 @@ export interface CurrentClientInput {
   dpop?: boolean | undefined;
 }
 
-export type CurrentClientFields = Pick<Client, 'idTokenAlg' | 'requirePar' | 'jwks' | 'jwksUri' | 'dpopBoundAccessTokens'>;
+export type CurrentClientFields = Pick<Client, 'idTokenAlg' | 'requirePar' | 'jwks' | 'jwksUri' | 'dpopBoundAccessTokens'> & CibaClientFields;
 
 /**
  * What a client assertion's `aud` may name (RFC 7523 §3 item 3; OpenID
@@ -61,6 +62,9 @@ export function currentClientOptions(input: CurrentClientInput, authMethod: Clie
     if (alg !== 'ES256') out.idTokenAlg = alg as IdTokenAlg;
   }
   if (input.requirePar) out.requirePar = true;
+  const ciba = cibaClientOptions(input);
+  if (typeof ciba === 'string') return ciba;
+  Object.assign(out, ciba);
   if (input.dpop) out.dpopBoundAccessTokens = true;
   return out;
 }

@@ -30,6 +30,8 @@ const CLIENT = jsonObject({
   dpop_bound_access_tokens: flag,
   // RFC 7591 §2: a JWK Set object (or its JSON text) and its URL.
   jwks: z.union([z.string(), z.record(z.string(), z.unknown()).transform((v) => JSON.stringify(v))], { error: 'must be a JWK Set' }).optional(), jwks_uri: optText,
+  // OpenID Connect CIBA Core §4.
+  backchannel_token_delivery_mode: optText, backchannel_client_notification_endpoint: optText,
 });
 const USER = jsonObject({ username: text.optional(), email: text.optional(), password: text.optional(), name: optText });
 const ID = pathParams('id');
@@ -56,6 +58,8 @@ export function clientInputFrom(b: z.output<typeof CLIENT>): ClientInput {
     dpop: b.dpop_bound_access_tokens,
     jwks: b.jwks,
     jwksUri: b.jwks_uri,
+    backchannelTokenDeliveryMode: b.backchannel_token_delivery_mode,
+    backchannelNotificationEndpoint: b.backchannel_client_notification_endpoint,
   };
 }
 

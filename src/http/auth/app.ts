@@ -10,10 +10,10 @@ import { loginRoutes } from './login-routes.js';
 import { notifyLinkRoutes } from './notify-link-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
 import { accountRoutes } from './account-routes.js';
-import { securityRoutes } from './security-routes.js';
-import { secondStepRoutes } from './second-step-routes.js';
 import { federationRoutes } from './federation-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
+import { deviceAuthorizationRoute, devicePages } from './device-routes.js';
+import { cibaRoutes } from './ciba-routes.js';
 import { consolePages } from '../console/index.js';
 import { httpsOptions } from '../tls.js';
 import { limitJsonDepth, validateWithZod } from '../input.js';
@@ -51,6 +51,8 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
   app.get('/readyz', (_req, reply) => readiness(gh, reply));
 
   await oauthRoutes(app, gh);
+  await deviceAuthorizationRoute(app, gh);
+  await cibaRoutes(app, gh);
   // Only the pages (and the OpenID Connect routes beside them) use cookies: @fastify/cookie's
   // hooks run on every request of the context that registers it, so the token, introspection
   // and revocation endpoints live outside this one and do not pay for them.
@@ -61,8 +63,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
     await notifyLinkRoutes(pages, gh);
     await oidcRoutes(pages, gh);
     await accountRoutes(pages, gh);
-    await securityRoutes(pages, gh);
-    await secondStepRoutes(pages, gh);
+    await devicePages(pages, gh);
     await federationRoutes(pages, gh);
   });
   // The admin console shares /admin/… with the JSON API: a request with a bearer token gets the API.

@@ -4,13 +4,17 @@ import type { DB } from '../schema.js';
 import { SqlPushedRequestStore } from './pushed.js';
 import { SqlReplayStore } from './jtis.js';
 import type { ReplayStore } from '../../core/oauth/client-assertion.js';
+import type { BackchannelStore } from '../../core/oauth/device-ports.js';
+import { SqlBackchannelStore } from './device-requests.js';
 
 /** The stores of the current generation of OAuth (migration 0008_oauth_current), on the main database. */
 export interface CurrentOAuthStorage {
   pushed: PushedRequestStore;
   replay: ReplayStore;
+  /** Device authorization and CIBA requests (migration 0013_backchannel). */
+  backchannel: BackchannelStore;
 }
 
 export function sqlCurrentOAuthStorage(db: Kysely<DB>): CurrentOAuthStorage {
-  return { pushed: new SqlPushedRequestStore(db), replay: new SqlReplayStore(db) };
+  return { pushed: new SqlPushedRequestStore(db), replay: new SqlReplayStore(db), backchannel: new SqlBackchannelStore(db) };
 }
