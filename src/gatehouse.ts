@@ -5,12 +5,12 @@ import { BotFather } from './core/bot/botfather.js';
 import { CallbackQueries } from './core/bot/callbacks.js';
 import { Conversations } from './core/bot/conversations.js';
 import { BotFiles } from './core/bot/files.js';
-import { FloodControl, type FloodGate } from './core/bot/flood.js';
+import { FloodControl } from './core/bot/flood.js';
 import { ensureBotFather } from './core/bot/manage.js';
 import { botMethods } from './core/bot/methods.js';
 import { ChatClient } from './core/bot/people.js';
-import { LocalWakeups, type Wakeups } from './core/bot/wakeups.js';
-import { BotWebhookDeliverer, type DeliveryLease } from './core/bot/bot-webhooks.js';
+import { LocalWakeups } from './core/bot/wakeups.js';
+import { BotWebhookDeliverer } from './core/bot/bot-webhooks.js';
 import { defaultLoginPolicy, LoginGuard } from './core/login.js';
 import { AuthorizationEndpoint } from './core/oauth/authorize.js';
 import { defaultOAuthConfig, type OAuthConfig } from './core/oauth/config.js';
@@ -41,6 +41,7 @@ import type { BotStorage } from './core/bot/ports.js';
 import type { FederationStorage } from './core/federation/ports.js';
 import { ChatActions, NotifyBotApi } from './core/notify/actions.js';
 import { notifyTransport } from './core/notify/transport.js';
+import { createMfa, type Mfa } from './core/mfa/index.js';
 import type { DeviceFlow } from './core/oauth/device.js';
 import type { Ciba } from './core/oauth/ciba.js';
 import { createBackchannel } from './core/oauth/device-wiring.js';
@@ -93,6 +94,8 @@ export interface Gatehouse {
   dpop: DpopVerifier;
   /** The notification bot's buttons, by callback_data prefix (src/core/notify/actions.ts). */
   chatActions: ChatActions;
+  /** Second factors, the second step of sign-in and approval in chat (src/core/mfa). */
+  mfa: Mfa;
   /** Device authorization (RFC 8628, src/core/oauth/device.ts). */
   device: DeviceFlow;
   /** OpenID Connect CIBA (src/core/oauth/ciba.ts). */
@@ -134,10 +137,19 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   await keys.init();
   const tokenIssuer = new TokenIssuer(oauth, keys, clock);
   const consoleStore = sql.console;
-  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore);
+  const outbound = outboundClients(config);
+  const chatActions = new ChatActions();
+  // The notification bot's Bot API is the operator's choice (GATEHOUSE_NOTIFY_BOT_API_URL).
+  const notifyBot = config.notifyBotToken
+    ? new NotifyBotApi(notifyTransport(outbound.configured.request), { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token: config.notifyBotToken })
+    : undefined;
+  const mfa = createMfa({
+    store: sql.mfa, users: storage.users, hasher, clock, events: storage.events, limits: storage.rateLimits, issuerName: 'Gatehouse',
+    bot: notifyBot, actions: chatActions, locks: consoleStore, log,
+  });
+  const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore, (id) => mfa.factors.required(id));
   const idTokens = new IdTokenIssuer(oauth, keys, clock);
   const clientThrottle = new CredentialThrottle(storage.rateLimits, clock, CLIENT_SECRET_POLICY);
-  const outbound = outboundClients(config);
   // jwks_uri is registered by clients: fetched with the registered destinations' SSRF rules.
   const clientAssertions = new ClientAssertions({ replay: sql.currentOAuth.replay, clock, http: outbound.registered.request, audiences: () => clientAssertionAudiences(oauth.issuer) });
   // RFC 9449: proofs' jtis go to the same replay table as client assertions' (one across processes).
@@ -148,11 +160,6 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const par = new PushedAuthorization({
     store: sql.currentOAuth.pushed, clients: storage.clients, clock, ttlSeconds: config.parTtl, required: config.parRequired, validate: (p) => authorization.validate(p),
   });
-  const chatActions = new ChatActions();
-  // The notification bot's Bot API is the operator's choice (GATEHOUSE_NOTIFY_BOT_API_URL).
-  const notifyBot = config.notifyBotToken
-    ? new NotifyBotApi(notifyTransport(outbound.configured.request), { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token: config.notifyBotToken })
-    : undefined;
   const { device, ciba } = createBackchannel({
     store: sql.currentOAuth.backchannel, storage, clock, issuer: () => oauth.issuer, interval: config.pollInterval, bot: notifyBot,
     http: outbound.registered.request, secrets: sql.secrets, isLocked: (id) => consoleStore.isLocked(id), tokenEndpoint, actions: chatActions, log,
@@ -186,6 +193,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     clientAssertions,
     dpop,
     chatActions,
+    mfa,
     device,
     ciba,
     close: async () => {
@@ -250,19 +258,8 @@ export interface BotInterface {
 const UPDATE_TTL_MS = 24 * 3600_000;
 const PURGE_UPDATES_EVERY_MS = 10 * 60_000;
 
-/**
- * What the workers of one `serve` (GATEHOUSE_WORKERS) share through their primary
- * (src/infra/cluster-child.ts): wake-ups and webhook leases when there is no
- * Redis, and flood control always.
- */
-export interface ProcessLinks {
-  wakeups?: Wakeups;
-  lease?: DeliveryLease;
-  flood?: FloodGate;
-}
-
 /** Wires the chat-bot interface (role `bot`) on `gh`: stores, wake-ups (Redis when configured), BotFather. */
-export async function createBotInterface(gh: Gatehouse, log: StoreLog, links: ProcessLinks = {}): Promise<BotInterface> {
+export async function createBotInterface(gh: Gatehouse, log: StoreLog): Promise<BotInterface> {
   const { config, clock } = gh;
   // With Redis, wake-ups reach the other processes too, and a lease per bot keeps
   // webhook delivery to one process at a time.
@@ -270,8 +267,8 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog, links: Pr
   const prefix = `${config.redisPrefix}bot:`;
   // While Redis is away, wake-ups (and so the 409 rule) travel through PostgreSQL instead.
   const relay = redis && /^postgres(ql)?:/.test(config.databaseUrl) ? new PgWakeupRelay(config.databaseUrl) : undefined;
-  const wakeups = redis ? new RedisWakeups(redis, connectRedis(config.redisUrl!), prefix, relay) : links.wakeups ?? new LocalWakeups();
-  const lease = redis ? redisDeliveryLease(redis, prefix, randomUUID()) : links.lease;
+  const wakeups = redis ? new RedisWakeups(redis, connectRedis(config.redisUrl!), prefix, relay) : new LocalWakeups();
+  const lease = redis ? redisDeliveryLease(redis, prefix, randomUUID()) : undefined;
   const storage = gh.botStorage;
   const stopping = new AbortController();
   const conversations = new Conversations({ storage, users: gh.storage.users, wakeups, clock });
@@ -285,7 +282,7 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog, links: Pr
   const api = new BotApi({
     methods,
     bots: storage.bots,
-    flood: links.flood ?? new FloodControl(config.botFlood),
+    flood: new FloodControl(config.botFlood),
     throttle: new CredentialThrottle(gh.storage.rateLimits, clock, BOT_TOKEN_POLICY),
     shutdown: stopping.signal,
   });

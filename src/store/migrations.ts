@@ -10,6 +10,7 @@ import { secretsMigration } from './secrets/migration.js';
 import { adminUsersMigration } from './console/migration.js';
 import { oauthCurrentMigration } from './oauth/migration.js';
 import { dpopMigration } from './oauth/dpop-migration.js';
+import { mfaMigration } from './mfa/migration.js';
 import { backchannelMigration } from './oauth/device-migration.js';
 
 /**
@@ -154,6 +155,7 @@ const migrations: Record<string, Migration> = {
   '0011_bot_files': botFilesMigration,
   '0012_dpop': dpopMigration,
   '0013_backchannel': backchannelMigration,
+  '0015_mfa': mfaMigration,
 };
 
 class StaticProvider implements MigrationProvider {

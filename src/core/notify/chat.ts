@@ -20,6 +20,7 @@ export function chatText(e: NotifyEvent): string {
     case 'user.login.failed':
       return `Failed sign-in for ${str(d.username)} from ${str(d.ip)} at ${at}.`;
     case 'user.locked':
+      if (d.locked_by === 'not_me') return `Your account ${str(d.username)} is locked: you answered "Not me" to a sign-in from ${str(d.ip)} at ${at}. Change your password; an administrator can unlock the account.`;
       return `Sign-in to ${str(d.username)} is locked for a while after too many failed attempts (from ${str(d.ip)}) at ${at}.`;
     case 'consent.granted':
       return `You granted ${str(d.client_name)} access to your account (${list(d.scope)}) at ${at}.`;

@@ -8,7 +8,13 @@ import { randomFillSync } from 'node:crypto';
 export interface EventPayloads {
   'user.login.succeeded': { user_id: string; username: string; ip: string };
   'user.login.failed': { user_id: string | null; username: string; ip: string; reason: 'invalid_credentials' | 'locked' };
-  'user.locked': { user_id: string | null; username: string; ip: string; locked_by: 'account' | 'address' };
+  /** `not_me`: the person answered "Not me" to a sign-in approval in chat; locked until an administrator unlocks it. */
+  'user.locked': { user_id: string | null; username: string; ip: string; locked_by: 'account' | 'address' | 'not_me' };
+  'mfa.enrolled': { user_id: string; factor: 'totp' | 'passkey' | 'recovery_codes' | 'chat_approval'; passkey_name?: string };
+  'mfa.removed': { user_id: string; factor: 'totp' | 'passkey' | 'recovery_codes' | 'chat_approval'; passkey_name?: string };
+  'signin.approval.requested': { user_id: string; approval_id: string; ip: string; browser: string; expires_at: string };
+  'signin.approval.approved': { user_id: string; approval_id: string; ip: string };
+  'signin.approval.denied': { user_id: string; approval_id: string; ip: string; reason: 'wrong_number' | 'not_me' | 'expired' };
   'consent.granted': { user_id: string; client_id: string; client_name: string; scope: string[] };
   'consent.denied': { user_id: string; client_id: string; client_name: string; scope: string[] };
   'token.issued': {
@@ -46,6 +52,11 @@ export const EVENT_CATALOGUE: Record<EventType, CatalogueEntry> = {
   'user.login.succeeded': { version: 1, personal: true, gated: false, summary: 'a person signed in (login page or password grant)' },
   'user.login.failed': { version: 1, personal: false, gated: false, summary: 'a sign-in was refused' },
   'user.locked': { version: 1, personal: true, gated: false, summary: 'too many failed sign-ins: the account or address is locked for a while' },
+  'mfa.enrolled': { version: 1, personal: true, gated: false, summary: 'a person added a second factor (authenticator app, passkey, recovery codes, chat approval)' },
+  'mfa.removed': { version: 1, personal: true, gated: false, summary: 'a person removed a second factor' },
+  'signin.approval.requested': { version: 1, personal: false, gated: false, summary: 'a sign-in waits for its approval in chat (number matching)' },
+  'signin.approval.approved': { version: 1, personal: false, gated: false, summary: 'a sign-in was approved in chat with the right number' },
+  'signin.approval.denied': { version: 1, personal: false, gated: false, summary: 'a sign-in approval was denied (wrong number, "Not me") or expired' },
   'consent.granted': { version: 1, personal: true, gated: false, summary: 'a person granted an application access' },
   'consent.denied': { version: 1, personal: false, gated: false, summary: 'a person refused an application access' },
   'token.issued': { version: 1, personal: false, gated: true, summary: 'an access token was issued' },

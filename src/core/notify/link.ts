@@ -126,10 +126,11 @@ export class ChatLinker {
     const outcome = chatId === undefined || typeof q.data !== 'string'
       ? { answer: 'This button no longer works.' }
       : await this.deps.actions.dispatch(q.data, { chatId: String(chatId), messageId: q.message?.message_id, now: this.deps.clock.now() });
-    await this.call('answerCallbackQuery', { callback_query_id: q.id, text: outcome.answer, ...(outcome.showAlert ? { show_alert: true } : {}) }, 10_000);
+    // The message shows the outcome before the press is answered: whoever sees the answer sees no live button.
     if (outcome.editText !== undefined && chatId !== undefined && q.message?.message_id !== undefined) {
       await this.call('editMessageText', { chat_id: chatId, message_id: q.message.message_id, text: outcome.editText, reply_markup: { inline_keyboard: [] } }, 10_000);
     }
+    await this.call('answerCallbackQuery', { callback_query_id: q.id, text: outcome.answer, ...(outcome.showAlert ? { show_alert: true } : {}) }, 10_000);
   }
 
   async handle(u: BotUpdate): Promise<void> {

@@ -10,6 +10,8 @@ import { loginRoutes } from './login-routes.js';
 import { notifyLinkRoutes } from './notify-link-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
 import { accountRoutes } from './account-routes.js';
+import { securityRoutes } from './security-routes.js';
+import { secondStepRoutes } from './second-step-routes.js';
 import { federationRoutes } from './federation-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
 import { deviceAuthorizationRoute, devicePages } from './device-routes.js';
@@ -63,6 +65,8 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
     await notifyLinkRoutes(pages, gh);
     await oidcRoutes(pages, gh);
     await accountRoutes(pages, gh);
+    await securityRoutes(pages, gh);
+    await secondStepRoutes(pages, gh);
     await devicePages(pages, gh);
     await federationRoutes(pages, gh);
   });
