@@ -3,6 +3,7 @@ import { loginForm, mintCodes, mintRefreshTokens, PKCE_VERIFIER, signIn, chatTok
 import { wakeupLatency, webhookDelivery } from './latency.js';
 import type { Figures, Load, LoadOptions } from './load.js';
 import type { PeerUnderTest } from './peer.js';
+import { ProofMaker, withProofs } from './dpop.js';
 
 export interface Scenario {
   id: string;
@@ -97,6 +98,13 @@ export function gatehouseScenarios(gh: GatehouseUnderTest, load: LoadOptions): S
     { id: 'cc', label: 'client_credentials, JWT client (client_secret_basic)', pid, peer: 'peer-cc', prepare: async () => post('/oauth/token', gh.ccJwt.basic, 'grant_type=client_credentials') },
     { id: 'cc-opaque', label: 'client_credentials, opaque client (stored token)', pid, peer: 'peer-cc-opaque', prepare: async () => post('/oauth/token', gh.ccOpaque.basic, 'grant_type=client_credentials') },
     {
+      id: 'cc-dpop',
+      label: 'client_credentials, JWT client, a new DPoP proof per request (RFC 9449: proof checked, its jti stored, token bound by cnf.jkt); vs ceiling: share of the `cc` row',
+      pid,
+      ceiling: 'cc',
+      prepare: async () => withProofs({ ...post('/oauth/token', gh.ccJwt.basic, 'grant_type=client_credentials'), method: 'POST' }, '/oauth/token', `${gh.url}/oauth/token`, new ProofMaker()),
+    },
+    {
       id: 'code',
       label: 'authorization-code exchange: code + PKCE (S256) → JWT access token and refresh token, codes minted beforehand through the authorization endpoint',
       pid,
@@ -133,6 +141,18 @@ export function gatehouseScenarios(gh: GatehouseUnderTest, load: LoadOptions): S
     out.push(
       { id: 'api-healthz', label: 'the resource server\'s own GET /healthz (same process, no token): the ceiling of `user`', pid, prepare: async () => ({ url: `${gh.apiUrl}/healthz` }) },
       { id: 'user', label: 'GET {api_url}/user with a user\'s JWT, verified locally (GATEHOUSE_TOKEN_VERIFICATION=local)', pid, ceiling: 'api-healthz', prepare: async () => ({ url: `${gh.apiUrl}/user`, headers: { authorization: `Bearer ${gh.userJwt}` } }) },
+      {
+        id: 'user-dpop',
+        label: 'GET {api_url}/user with a DPoP-bound user JWT and a new proof per request (htm, htu, ath, jti stored); vs ceiling: share of the `user` row',
+        pid,
+        ceiling: 'user',
+        async prepare() {
+          const proofs = new ProofMaker();
+          const token = await dpopUserToken(gh, proofs);
+          const url = `${gh.apiUrl}/user`;
+          return withProofs({ url, method: 'GET', headers: { authorization: `DPoP ${token}` } }, '/user', url, proofs, token);
+        },
+      },
     );
   }
   out.push({
@@ -192,6 +212,18 @@ export function gatehouseScenarios(gh: GatehouseUnderTest, load: LoadOptions): S
     );
   }
   return out;
+}
+
+/** A user's access token bound to `proofs`' key, by the password grant with a proof (RFC 9449 §5). */
+async function dpopUserToken(gh: GatehouseUnderTest, proofs: ProofMaker): Promise<string> {
+  const res = await fetch(`${gh.url}/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: gh.refresher.basic, 'content-type': FORM, dpop: proofs.proof('POST', `${gh.url}/oauth/token`) },
+    body: new URLSearchParams({ grant_type: 'password', username: gh.user.username, password: gh.user.password, scope: 'user' }),
+  });
+  const body = (await res.json()) as { access_token?: string; token_type?: string };
+  if (res.status !== 200 || body.token_type !== 'DPoP' || !body.access_token) throw new Error(`DPoP token request: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
 }
 
 /** A bot and the chat a person opened with it (the person writes first, as on Telegram). */
@@ -279,5 +311,5 @@ export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[
   ];
 }
 
-export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'login', 'send', 'wakeup', 'wakeup-200',
+export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200',
   'webhooks', 'webhooks-max', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;

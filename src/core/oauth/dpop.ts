@@ -1,5 +1,4 @@
-import { createHmac, createPublicKey, randomBytes, timingSafeEqual, type JsonWebKey } from 'node:crypto';
-import { calculateJwkThumbprint, type JWK } from 'jose';
+import { createHmac, createPublicKey, randomBytes, timingSafeEqual, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { sha256 } from '../crypto.js';
 import { invalidDpopProof, useDpopNonce } from '../errors.js';
 import { JwtRejected, verifyJwt, type VerificationKey } from '../jwt-verify.js';
@@ -74,16 +73,43 @@ export function normalizeHtu(value: string): string | undefined {
 /** `ath` (§4.2): base64url SHA-256 of the access token's ASCII. */
 export const accessTokenHash = (token: string): string => sha256(token);
 
+/** RFC 7638 §3.2: the required members of each key type, in lexicographic order. */
+const THUMBPRINT_MEMBERS: Record<string, readonly string[]> = { EC: ['crv', 'kty', 'x', 'y'], RSA: ['e', 'kty', 'n'], OKP: ['crv', 'kty', 'x'] };
+const KEY_CACHE_MAX = 10_000;
+
+interface EmbeddedKey extends VerificationKey {
+  /** RFC 7638 SHA-256 thumbprint. */
+  jkt: string;
+}
+
+/**
+ * The proofs' keys, by their RFC 7638 input: a client signs many proofs with
+ * one key, and parsing a JWK (and the first use of a new key object) costs
+ * more than checking the signature.
+ */
+const keys = new Map<string, EmbeddedKey>();
+
 /** The embedded `jwk` as a verification key: public, of a kind the algorithm fits (jose checks the fit). */
-async function embeddedKey(jwk: unknown): Promise<VerificationKey & { jwk: JWK }> {
+function embeddedKey(jwk: unknown): EmbeddedKey {
   if (!jwk || typeof jwk !== 'object' || Array.isArray(jwk)) throw new JwtRejected('key', 'the DPoP proof carries no jwk');
   const j = jwk as Record<string, unknown>;
   if (PRIVATE_MEMBERS.some((m) => m in j) || j.kty === 'oct') throw new JwtRejected('key', 'the jwk of a DPoP proof must be a public key');
+  const members = THUMBPRINT_MEMBERS[j.kty as string];
+  if (!members || members.some((m) => typeof j[m] !== 'string')) throw new JwtRejected('key', 'the jwk of the DPoP proof is not an EC, RSA or OKP public key');
+  // RFC 7638 §3.3: the required members only, in that order, no whitespace; the key is made of the same members.
+  const input = JSON.stringify(Object.fromEntries(members.map((m) => [m, j[m]])));
+  const known = keys.get(input);
+  if (known) return known;
+  let key: KeyObject;
   try {
-    return { key: createPublicKey({ key: j as JsonWebKey, format: 'jwk' }), jwk: j as JWK };
+    key = createPublicKey({ key: JSON.parse(input) as JsonWebKey, format: 'jwk' });
   } catch {
     throw new JwtRejected('key', 'the jwk of the DPoP proof is not a valid public key');
   }
+  if (keys.size >= KEY_CACHE_MAX) keys.clear();
+  const entry = { key, jkt: sha256(input) };
+  keys.set(input, entry);
+  return entry;
 }
 
 export interface DpopVerifierOptions {
@@ -114,15 +140,11 @@ export class DpopVerifier {
     if (proof === undefined) throw invalidDpopProof('a DPoP proof is required');
     if (proof.length > MAX_PROOF_LENGTH) throw invalidDpopProof('the DPoP proof is too long');
     const now = this.opts.clock.now();
-    let jwk: JWK | undefined;
+    let embedded: EmbeddedKey | undefined;
     let claims: Record<string, unknown>;
     try {
       ({ claims } = await verifyJwt(proof, {
-        keys: async (header) => {
-          const k = await embeddedKey(header.jwk);
-          jwk = k.jwk;
-          return k;
-        },
+        keys: (header) => (embedded = embeddedKey(header.jwk)),
         issuer: null, typ: 'dpop+jwt', algorithms: DPOP_ALGORITHMS, requiredClaims: ['jti', 'htm', 'htu', 'iat'], clockTolerance: FUTURE_SKEW_SECONDS, now,
       }));
     } catch (e) {
@@ -141,7 +163,7 @@ export class DpopVerifier {
     if (nonces && (typeof nonce !== 'string' || !nonces.valid(nonce, now))) {
       throw useDpopNonce(nonce === undefined ? 'a DPoP nonce is required' : 'the DPoP nonce is stale');
     }
-    const jkt = await calculateJwkThumbprint(jwk!, 'sha256');
+    const { jkt } = embedded!;
     if (check.jkt !== undefined && jkt !== check.jkt) throw invalidDpopProof('the DPoP proof is signed by another key than the access token is bound to');
     if (!(await this.opts.replay.remember(`dpop:${jkt}:${sha256(jti)}`, (iat + MAX_AGE_SECONDS + FUTURE_SKEW_SECONDS) * 1000, now))) {
       throw invalidDpopProof('the DPoP proof was used before (jti)');
