@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { loadProviders, type Provider } from './core/federation/providers.js';
 import { readSettings, type Role, type Source, type TokenVerification } from './settings.js';
 
@@ -16,6 +17,8 @@ export interface Config {
   readonly apiPort: number;
   readonly botPort: number;
   readonly roles: ReadonlySet<Role>;
+  /** Processes serving HTTP in one `serve` (GATEHOUSE_WORKERS; `auto` resolved to the core count). */
+  readonly workers: number;
   readonly authUrl: string;
   readonly apiUrl: string;
   readonly botApiUrl: string;
@@ -157,6 +160,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     apiPort: v.GATEHOUSE_API_PORT,
     botPort: v.GATEHOUSE_BOT_PORT,
     roles: v.GATEHOUSE_ROLES,
+    workers: v.GATEHOUSE_WORKERS === 'auto' ? availableParallelism() : v.GATEHOUSE_WORKERS,
     authUrl: v.GATEHOUSE_AUTH_URL ?? base(scheme, v.GATEHOUSE_AUTH_PORT),
     apiUrl: v.GATEHOUSE_API_URL ?? base(scheme, v.GATEHOUSE_API_PORT),
     botApiUrl: v.GATEHOUSE_BOT_API_URL ?? base('http', v.GATEHOUSE_BOT_PORT),

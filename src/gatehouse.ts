@@ -5,12 +5,12 @@ import { BotFather } from './core/bot/botfather.js';
 import { CallbackQueries } from './core/bot/callbacks.js';
 import { Conversations } from './core/bot/conversations.js';
 import { BotFiles } from './core/bot/files.js';
-import { FloodControl } from './core/bot/flood.js';
+import { FloodControl, type FloodGate } from './core/bot/flood.js';
 import { ensureBotFather } from './core/bot/manage.js';
 import { botMethods } from './core/bot/methods.js';
 import { ChatClient } from './core/bot/people.js';
-import { LocalWakeups } from './core/bot/wakeups.js';
-import { BotWebhookDeliverer } from './core/bot/bot-webhooks.js';
+import { LocalWakeups, type Wakeups } from './core/bot/wakeups.js';
+import { BotWebhookDeliverer, type DeliveryLease } from './core/bot/bot-webhooks.js';
 import { defaultLoginPolicy, LoginGuard } from './core/login.js';
 import { AuthorizationEndpoint } from './core/oauth/authorize.js';
 import { defaultOAuthConfig, type OAuthConfig } from './core/oauth/config.js';
@@ -258,8 +258,19 @@ export interface BotInterface {
 const UPDATE_TTL_MS = 24 * 3600_000;
 const PURGE_UPDATES_EVERY_MS = 10 * 60_000;
 
+/**
+ * What the workers of one `serve` (GATEHOUSE_WORKERS) share through their primary
+ * (src/infra/cluster-child.ts): wake-ups and webhook leases when there is no
+ * Redis, and flood control always.
+ */
+export interface ProcessLinks {
+  wakeups?: Wakeups;
+  lease?: DeliveryLease;
+  flood?: FloodGate;
+}
+
 /** Wires the chat-bot interface (role `bot`) on `gh`: stores, wake-ups (Redis when configured), BotFather. */
-export async function createBotInterface(gh: Gatehouse, log: StoreLog): Promise<BotInterface> {
+export async function createBotInterface(gh: Gatehouse, log: StoreLog, links: ProcessLinks = {}): Promise<BotInterface> {
   const { config, clock } = gh;
   // With Redis, wake-ups reach the other processes too, and a lease per bot keeps
   // webhook delivery to one process at a time.
@@ -267,8 +278,8 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog): Promise<
   const prefix = `${config.redisPrefix}bot:`;
   // While Redis is away, wake-ups (and so the 409 rule) travel through PostgreSQL instead.
   const relay = redis && /^postgres(ql)?:/.test(config.databaseUrl) ? new PgWakeupRelay(config.databaseUrl) : undefined;
-  const wakeups = redis ? new RedisWakeups(redis, connectRedis(config.redisUrl!), prefix, relay) : new LocalWakeups();
-  const lease = redis ? redisDeliveryLease(redis, prefix, randomUUID()) : undefined;
+  const wakeups = redis ? new RedisWakeups(redis, connectRedis(config.redisUrl!), prefix, relay) : links.wakeups ?? new LocalWakeups();
+  const lease = redis ? redisDeliveryLease(redis, prefix, randomUUID()) : links.lease;
   const storage = gh.botStorage;
   const stopping = new AbortController();
   const conversations = new Conversations({ storage, users: gh.storage.users, wakeups, clock });
@@ -282,7 +293,7 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog): Promise<
   const api = new BotApi({
     methods,
     bots: storage.bots,
-    flood: new FloodControl(config.botFlood),
+    flood: links.flood ?? new FloodControl(config.botFlood),
     throttle: new CredentialThrottle(gh.storage.rateLimits, clock, BOT_TOKEN_POLICY),
     shutdown: stopping.signal,
   });

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { ServerOptions } from 'node:https';
 import { withListeners, type Config } from './config.js';
-import { createBotInterface, createGatehouse, createResourceVerifier, type BotInterface, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
+import { createBotInterface, createGatehouse, createResourceVerifier, type BotInterface, type Gatehouse, type GatehouseOptions, type ProcessLinks } from './gatehouse.js';
 import { buildAuthServer } from './http/auth/app.js';
 import { buildApiServer } from './http/api/app.js';
 import { buildBotServer } from './http/bot/app.js';
@@ -10,7 +10,9 @@ import { ensureChatPageClient } from './core/bot/chat-page-client.js';
 import { startNotifyWorker, type RunningNotifyWorker } from './infra/notify-worker.js';
 import { bindListener, type Listener } from './http/listener.js';
 import { httpsOptions } from './http/tls.js';
-import { countWebhookBacklogWith, startMetricsListener, type MetricsListener } from './infra/metrics.js';
+import { countWebhookBacklogWith, joinClusterMetrics, startMetricsListener, type MetricsListener } from './infra/metrics.js';
+import type { ClusterLinks } from './infra/cluster-child.js';
+import { logReady, type ServedUrls } from './infra/ready-line.js';
 import { flushTraces, startTracing } from './infra/tracing.js';
 
 /** The chat-bot interface ({bot_api_url}) as it runs: its listener and its core. */
@@ -22,8 +24,8 @@ export interface RunningBotInterface {
 }
 
 /** Bot API, chat client API, chat page and BotFather on their own listener. */
-async function startBotInterface(gh: Gatehouse, logger: Logger, listener: Listener): Promise<RunningBotInterface> {
-  const core = await createBotInterface(gh, logger);
+async function startBotInterface(gh: Gatehouse, logger: Logger, listener: Listener, links?: ProcessLinks): Promise<RunningBotInterface> {
+  const core = await createBotInterface(gh, logger, links);
   await core.start();
   try {
     const url = gh.config.botApiUrl;
@@ -85,7 +87,23 @@ async function bindListeners(config: Config): Promise<{ auth?: Listener; api?: L
 
 const PURGE_EVERY_MS = 10 * 60_000;
 
-export async function startGatehouse(configured: Config, opts: GatehouseOptions & { logger?: Logger } = {}): Promise<RunningGatehouse> {
+/** One of the processes of a `serve` with GATEHOUSE_WORKERS above 1 (src/infra/cluster-primary.ts). */
+export interface WorkerProcess {
+  /** 1…N; its log lines carry it (`worker`), and slot 1 runs the notification worker role. */
+  slot: number;
+  links: ClusterLinks;
+  /** Told once this worker serves, with the URLs its listeners got. */
+  ready(urls: ServedUrls): void;
+}
+
+/** The notification worker sees events other workers commit at once (through the primary), not at its next sweep. */
+function woken(gh: Gatehouse, links: ClusterLinks): Gatehouse {
+  const storage = Object.create(gh.storage, { events: { value: links.withOutboxWakes(gh.storage.events) } }) as Gatehouse['storage'];
+  return { ...gh, storage };
+}
+
+export async function startGatehouse(configured: Config, opts: GatehouseOptions & { logger?: Logger; worker?: WorkerProcess } = {}): Promise<RunningGatehouse> {
+  const { worker } = opts;
   const logger = opts.logger ?? pino({ level: configured.logLevel, base: undefined });
   // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (README, Traces); before the apps, so their hooks see it.
   startTracing(process.env);
@@ -112,7 +130,7 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
       listeners.api.announce(logger);
     }
     // The chat-bot interface ({bot_api_url}): Bot API, chat client API, chat page and BotFather.
-    if (listeners.bot) bot = await startBotInterface(gh, logger, listeners.bot);
+    if (listeners.bot) bot = await startBotInterface(gh, logger, listeners.bot, worker?.links.forBots());
   } catch (e) {
     await bot?.close();
     await Promise.all(servers.map((s) => s.close()));
@@ -133,16 +151,24 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
   }, PURGE_EVERY_MS);
   purge.unref();
 
-  logger.info({ auth_url: authUrl, api_url: config.roles.has('api') ? apiUrl : undefined, bot_api_url: bot?.url, database: config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres' },
-    `Gatehouse ready: authorization server ${authUrl} (metadata ${authUrl}/.well-known/oauth-authorization-server)` +
-    (config.roles.has('api') ? `, resource server ${apiUrl} (${apiUrl}/user)` : '') +
-    (bot ? `, chat-bot interface ${bot.url} (Bot API ${bot.url}/bot<token>/<method>, chat page ${bot.url}/)` : ''));
+  if (worker) {
+    // Which worker took a connection (GATEHOUSE_LOG_LEVEL=trace): how an operator sees the load spread.
+    for (const app of [...servers, ...(bot ? [bot.app] : [])]) {
+      app.server.on('connection', (socket: { localPort?: number; remotePort?: number }) => logger.trace({ port: socket.localPort, remote_port: socket.remotePort }, 'connection accepted'));
+    }
+  }
+  // A worker's line is not the one a process manager waits for: the primary logs that once all serve.
+  const served = { authUrl, apiUrl: config.roles.has('api') ? apiUrl : undefined, botUrl: bot?.url };
+  logReady(logger, config, served, {}, worker ? `worker ${worker.slot} serving` : undefined);
   if (!config.adminToken) logger.info('admin HTTP API disabled: set GATEHOUSE_ADMIN_TOKEN to enable it');
 
   // Notifications (role `worker`): started after the listeners, so {bot_api_url} is known.
-  const notify = config.roles.has('worker') ? startNotifyWorker(gh, logger) : undefined;
+  const notify = config.roles.has('worker') ? startNotifyWorker(worker ? woken(gh, worker.links) : gh, logger) : undefined;
+  const unreport = worker && !notify ? worker.links.reportOutbox(gh.storage.events) : undefined;
   let metrics: MetricsListener | undefined;
-  if (config.metricsPort !== undefined) {
+  // A worker's metrics are served by its primary, summed over the workers (prom-client's AggregatorRegistry).
+  if (worker && config.metricsPort !== undefined) joinClusterMetrics();
+  if (config.metricsPort !== undefined && (!worker || notify)) {
     // Through the outbox port (endpoints are few); each endpoint's count is capped at the port's page of 1000.
     const { events } = gh.storage;
     countWebhookBacklogWith(async () => {
@@ -151,7 +177,7 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
       return pending.reduce((n, l) => n + l.length, 0);
     });
     try {
-      metrics = await startMetricsListener(config.host, config.metricsPort);
+      if (!worker) metrics = await startMetricsListener(config.host, config.metricsPort);
     } catch (e) {
       clearInterval(purge);
       await bot?.close();
@@ -161,8 +187,9 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
       await gh.close();
       throw e;
     }
-    logger.info({ metrics_url: `${metrics.url}/metrics` }, `Prometheus metrics at ${metrics.url}/metrics`);
+    if (metrics) logger.info({ metrics_url: `${metrics.url}/metrics` }, `Prometheus metrics at ${metrics.url}/metrics`);
   }
+  worker?.ready(served);
 
   return {
     gh,
@@ -175,6 +202,7 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
     logger,
     async close() {
       clearInterval(purge);
+      unreport?.();
       await metrics?.close();
       await bot?.close();
       await Promise.all(servers.map((s) => s.close()));

@@ -97,6 +97,13 @@ const DECLARED = {
       .pipe(z.array(z.enum(ROLES as [Role, ...Role[]], { error: (issue) => `${name}: unknown role "${String(issue.input)}" (use ${ROLES.join(',')})` })))
       .transform((roles): ReadonlySet<Role> => new Set(roles)),
   }),
+  GATEHOUSE_WORKERS: setting<number | 'auto'>({
+    default: 1,
+    description: 'processes that serve HTTP in one `serve`: a number, or `auto` (one per core). Above 1 the first process forks them (node:cluster), runs the migrations first and relays wake-ups, flood control and webhook leases between them; they share the database (not `sqlite::memory:`), sessions and rate limits. The notification worker runs in worker 1 only',
+    schema: (name) => z.string()
+      .refine((raw) => raw === 'auto' || (/^\d{1,3}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 256), { error: refused(name, 'must be auto or an integer from 1 to 256') })
+      .transform((raw) => (raw === 'auto' ? 'auto' as const : Number(raw))),
+  }),
   GATEHOUSE_AUTH_URL: optional({ defaultText: 'http://127.0.0.1:<port>', description: 'public base URL of the authorization server; also the issuer', schema: httpUrl }),
   GATEHOUSE_API_URL: optional({ defaultText: 'http://127.0.0.1:<port>', description: 'public base URL of the resource server; the default `aud` of access tokens', schema: httpUrl }),
   GATEHOUSE_BOT_API_URL: optional({ defaultText: 'http://127.0.0.1:<port>', description: 'public base URL of the chat-bot interface', schema: httpUrl }),

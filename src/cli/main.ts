@@ -8,14 +8,14 @@ import { systemClock } from '../core/ports.js';
 import { KeyRing } from '../core/oauth/keys.js';
 import { argon2Hasher } from '../infra/argon2.js';
 import { openStorage } from '../store/index.js';
-import { startGatehouse } from '../server.js';
+import { serve as runServe } from './serve.js';
 import { webhookCommands } from './event-webhooks.js';
-import { BOTFATHER, BotInputError, createBot } from '../core/bot/manage.js';
+import { BotInputError, createBot } from '../core/bot/manage.js';
 import { BotUsernameTakenError } from '../core/bot/ports.js';
 import { SecretKeyError } from '../core/secret-box.js';
 import { secretKeyCommands } from './secret-key.js';
 import { closestCommand, COMMAND_NAMES, commandHelp, overviewHelp, parserOptions, type CommandName } from './commands.js';
-import { CliFailure, listenFailure, logFormatFor, packageVersion, serveLogger, startBanner } from './terminal.js';
+import { CliFailure, packageVersion } from './terminal.js';
 
 /** Every setting is also a flag (`--auth-port 0` = GATEHOUSE_AUTH_PORT=0): src/settings.ts. */
 const SETTING_FLAGS = SETTING_NAMES.map(flagOf);
@@ -65,35 +65,7 @@ async function withStorage<T>(config: Config, fn: (s: Awaited<ReturnType<typeof 
 
 async function serve(args: string[]): Promise<void> {
   const { values } = parse(args, parserOptions('serve'));
-  const config = configFrom(values);
-  const format = logFormatFor(config, process.stdout.isTTY === true);
-  const logger = serveLogger(config, format);
-  let running: Awaited<ReturnType<typeof startGatehouse>>;
-  try {
-    running = await startGatehouse(config, logger ? { logger } : {});
-  } catch (e) {
-    throw listenFailure(config, e) ?? e;
-  }
-  if (format === 'text') {
-    // BotFather is a user the bot role makes for itself, not a person who can sign in.
-    const hasUser = (await running.gh.console.listUsers({ limit: 2, offset: 0 })).some((u) => u.username !== BOTFATHER);
-    process.stdout.write(startBanner({
-      version: packageVersion(), authUrl: running.authUrl, apiUrl: config.roles.has('api') ? running.apiUrl : undefined, botUrl: running.bot?.url,
-      metricsUrl: running.metricsUrl, databaseUrl: config.databaseUrl, hasUser,
-    }));
-  }
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    running.logger.info({ signal }, 'shutting down');
-    running.close().then(() => process.exit(0), (err) => {
-      running.logger.error({ err }, 'shutdown failed');
-      process.exit(1);
-    });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  await runServe(configFrom(values));
 }
 
 async function userCreate(args: string[]): Promise<void> {

@@ -28,13 +28,15 @@ export function textLine(json: string): string {
   } catch {
     return json.endsWith('\n') ? json : `${json}\n`;
   }
-  const { level, time, msg, err, ...rest } = o;
+  const { level, time, msg, err, worker, ...rest } = o;
   const at = typeof time === 'number' ? new Date(time).toISOString().slice(11, 19) : '';
   // The fields of an info line repeat its message (the start lines); warnings and errors keep theirs.
   const extra = level === 30 ? '' : Object.entries(rest).filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
   const error = err && typeof err === 'object' ? ` (${String((err as { message?: unknown }).message ?? '')})` : '';
-  return `${at} ${(LEVELS[level as number] ?? String(level)).padEnd(5)} ${String(msg ?? '')}${error}${extra ? `  ${extra}` : ''}\n`;
+  // GATEHOUSE_WORKERS above 1: which process wrote the line (0 is the primary).
+  const who = worker === undefined ? '' : `[${worker === 0 ? 'primary' : `worker ${String(worker)}`}] `;
+  return `${at} ${(LEVELS[level as number] ?? String(level)).padEnd(5)} ${who}${String(msg ?? '')}${error}${extra ? `  ${extra}` : ''}\n`;
 }
 
 /** The logger of `serve`: pino's JSON, or the same records as plain lines. */
@@ -42,6 +44,13 @@ export function serveLogger(config: Config, format: 'json' | 'text', out: NodeJS
   // JSON: startGatehouse makes its usual logger.
   if (format === 'json') return undefined;
   return pino({ level: config.logLevel, base: undefined }, { write: (line: string) => out.write(textLine(line)) });
+}
+
+/** The logger of one process of a `serve` with several (GATEHOUSE_WORKERS): every line names it (`worker`, 0: the primary). */
+export function clusterLogger(config: Config, format: 'json' | 'text', worker: number, out: NodeJS.WritableStream = process.stdout): Logger {
+  const base = { worker, pid: process.pid };
+  if (format === 'json') return pino({ level: config.logLevel, base });
+  return pino({ level: config.logLevel, base }, { write: (line: string) => out.write(textLine(line)) });
 }
 
 export interface BannerInput {

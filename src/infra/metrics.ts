@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { listenOn } from './listen.js';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Gatehouse's Prometheus metrics (README, Metrics). One registry per
@@ -96,12 +96,33 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
+function collectDefaults(): void {
+  if (defaultsCollected) return;
+  defaultsCollected = true;
+  collectDefaultMetrics({ register: registry });
+}
+
+/** In a worker of a `serve` (GATEHOUSE_WORKERS): answer the primary's scrapes with this process's registry. */
+export function joinClusterMetrics(): void {
+  collectDefaults();
+  AggregatorRegistry.setRegistries([registry]);
+}
+
+/** What a metrics listener serves: this process's registry, or the sum over a `serve`'s workers. */
+export interface MetricsSource {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
+/** In a `serve`'s primary: every worker's metrics, summed per series (prom-client asks them over the cluster's IPC). */
+export function clusterMetricsSource(): MetricsSource {
+  const aggregator = new AggregatorRegistry();
+  return { metrics: () => aggregator.clusterMetrics(), contentType: aggregator.contentType };
+}
+
 /** `GET /metrics` on its own port (GATEHOUSE_METRICS_PORT), with the process metrics. */
-export async function startMetricsListener(host: string, port: number): Promise<MetricsListener> {
-  if (!defaultsCollected) {
-    defaultsCollected = true;
-    collectDefaultMetrics({ register: registry });
-  }
+export async function startMetricsListener(host: string, port: number, source: MetricsSource = registry): Promise<MetricsListener> {
+  if (source === registry) collectDefaults();
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
@@ -109,8 +130,8 @@ export async function startMetricsListener(host: string, port: number): Promise<
       res.end(path === '/metrics' ? 'method not allowed\n' : 'not found: the metrics are at /metrics\n');
       return;
     }
-    registry.metrics().then((text) => {
-      res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
+    source.metrics().then((text) => {
+      res.writeHead(200, { 'content-type': source.contentType, 'cache-control': 'no-store' });
       res.end(req.method === 'HEAD' ? undefined : text);
     }, (err: Error) => {
       res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });

@@ -62,6 +62,11 @@ export interface SqlStorage extends Storage {
 export interface StorageOptions extends OpenOptions {
   /** GATEHOUSE_SECRET_KEY; unset: the key file in the data folder, created on first use. */
   secretKey?: string | undefined;
+  /**
+   * false: another process (a `serve`'s primary, GATEHOUSE_WORKERS) already
+   * applied the migrations and checked the key, so this one only opens it.
+   */
+  migrate?: boolean;
 }
 
 /**
@@ -75,8 +80,10 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
   const database = await openDatabase(url, opts);
   try {
     const migrate = (db: Kysely<DB>) => migrateToLatest(db as Kysely<unknown>);
-    await (database.unbounded ? database.unbounded(migrate) : migrate(database.db));
-    await prepareSecrets(database.db, secrets, source);
+    if (opts.migrate !== false) {
+      await (database.unbounded ? database.unbounded(migrate) : migrate(database.db));
+      await prepareSecrets(database.db, secrets, source);
+    }
   } catch (e) {
     await database.close();
     throw e instanceof SecretKeyError ? new SecretKeyError(`${e.message}${stagedKeyHint(file)}`) : e;

@@ -1,7 +1,7 @@
 import { sha256 } from '../crypto.js';
 import type { ThrottlePolicy } from '../throttle.js';
 import { notFound, tooManyRequests, unauthorized } from './errors.js';
-import type { FloodControl } from './flood.js';
+import type { FloodGate } from './flood.js';
 import type { BotMethod, MethodTable } from './method.js';
 import { parseParams, type BotParams } from './params.js';
 import type { BotRecord, BotStore } from './ports.js';
@@ -26,7 +26,7 @@ export const BOT_TOKEN_POLICY: ThrottlePolicy = { kind: 'bot', perCredential: 10
 export interface BotApiDeps {
   methods: MethodTable;
   bots: Pick<BotStore, 'findByTokenHash'>;
-  flood: FloodControl;
+  flood: FloodGate;
   throttle: TokenThrottle;
   /** Aborted at shutdown, so pending long polls answer at once. */
   shutdown: AbortSignal;
@@ -48,11 +48,11 @@ const run: Invoke = (bot, entry, params, signal) => entry.run({ bot, signal }, p
  * write into a chat. A call refused later (no such chat, no such message to
  * reply to) gives its message back, so only messages sent are counted.
  */
-function floodControlled(next: Invoke, flood: FloodControl): Invoke {
+function floodControlled(next: Invoke, flood: FloodGate): Invoke {
   return async (bot, entry, params, signal) => {
     const chat = entry.writesTo?.(params);
     if (chat === undefined) return next(bot, entry, params, signal);
-    const retryAfter = flood.take(bot.id, chat);
+    const retryAfter = await flood.take(bot.id, chat);
     if (retryAfter) throw tooManyRequests(retryAfter);
     try {
       return await next(bot, entry, params, signal);

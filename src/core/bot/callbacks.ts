@@ -46,6 +46,9 @@ export class CallbackQueries {
    */
   async press(bot: BotRecord, person: Person, m: StoredMessage, data: string, signal: AbortSignal): Promise<CallbackAnswer | undefined> {
     const { storage, wakeups, clock } = this.deps;
+    // Within the cache_time of the last answer to this button, that answer again and no new update (Bot API answerCallbackQuery).
+    const last = await storage.callbacks.lastAnswered(bot.id, person.id, m.messageId, data);
+    if (last?.answer?.cache_time && last.answeredAt !== null && clock.now() < last.answeredAt + last.answer.cache_time * 1000) return last.answer;
     const id = newQueryId();
     const waiter = new Waiter(wakeups, [topics.callback(id)]);
     try {

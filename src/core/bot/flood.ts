@@ -23,7 +23,17 @@ interface Bucket {
   at: number;
 }
 
-export class FloodControl {
+/**
+ * What the Bot API asks before a message goes into a chat: FloodControl in
+ * this process, or the one of a `serve`'s primary that all its workers share
+ * (src/infra/cluster-child.ts), hence a promise.
+ */
+export interface FloodGate {
+  take(botId: number, chat: number | string): number | Promise<number>;
+  giveBack(botId: number, chat: number | string): void;
+}
+
+export class FloodControl implements FloodGate {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(private readonly policy: FloodPolicy, private readonly now: () => number = () => Date.now()) {}

@@ -208,6 +208,8 @@ export interface UpdateStore {
 export interface CallbackQueryStore {
   add(q: Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>): Promise<void>;
   get(botId: number, id: string): Promise<StoredCallbackQuery | undefined>;
+  /** The latest answered press of button `data` on the message (answerCallbackQuery's cache_time). */
+  lastAnswered(botId: number, chatId: number, messageId: number, data: string): Promise<StoredCallbackQuery | undefined>;
   /**
    * Records the bot's answer in one statement, unless the query is answered
    * already or was made before `notBefore`; false when nothing was recorded.

@@ -21,6 +21,13 @@ export class SqlCallbackQueryStore implements CallbackQueryStore {
     return r && toQuery(r);
   }
 
+  async lastAnswered(botId: number, chatId: number, messageId: number, data: string): Promise<StoredCallbackQuery | undefined> {
+    const r = await this.db.selectFrom('bot_callback_queries').selectAll().where('bot_id', '=', botId).where('chat_id', '=', chatId)
+      .where('message_id', '=', messageId).where('data', '=', data).where('answered_at', 'is not', null)
+      .orderBy('answered_at', 'desc').limit(1).executeTakeFirst();
+    return r && toQuery(r);
+  }
+
   /** One conditional UPDATE: of two concurrent answers only one finds the row unanswered. */
   async answer(botId: number, id: string, answer: CallbackAnswer, now: number, notBefore: number): Promise<boolean> {
     const r = await this.db.updateTable('bot_callback_queries').set({ answered_at: now, answer: JSON.stringify(answer) })

@@ -1,0 +1,117 @@
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { systemClock } from '../core/ports.js';
+import { BOTFATHER, ensureBotFather } from '../core/bot/manage.js';
+import { KeyRing } from '../core/oauth/keys.js';
+import { startGatehouse, type RunningGatehouse } from '../server.js';
+import { openStorageWhenReachable } from '../store/startup.js';
+import { ClusterLinks, processChannel } from '../infra/cluster-child.js';
+import { WORKER_SLOT_ENV } from '../infra/cluster-protocol.js';
+import { startPrimary } from '../infra/cluster-primary.js';
+import type { ServedUrls } from '../infra/ready-line.js';
+import { clusterLogger, listenFailure, logFormatFor, packageVersion, serveLogger, startBanner } from './terminal.js';
+
+type Format = 'json' | 'text';
+
+/** SIGTERM and Ctrl+C: `stop` once, then exit 0 (1 when stopping failed). */
+function onSignals(logger: Logger, stop: () => Promise<void>, also: NodeJS.Signals[] = []): (reason: string) => void {
+  let stopping = false;
+  const run = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal: reason }, 'shutting down');
+    stop().then(() => process.exit(0), (err) => {
+      logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  for (const sig of ['SIGTERM', 'SIGINT', ...also] as const) process.on(sig, () => run(sig));
+  return run;
+}
+
+function banner(config: Config, urls: ServedUrls, metricsUrl: string | undefined, hasUser: boolean): void {
+  process.stdout.write(startBanner({
+    version: packageVersion(), authUrl: urls.authUrl, apiUrl: urls.apiUrl, botUrl: urls.botUrl, metricsUrl, databaseUrl: config.databaseUrl, hasUser,
+  }));
+}
+
+/** BotFather is a user the bot role makes for itself, not a person who can sign in. */
+async function hasUser(gh: { console: RunningGatehouse['gh']['console'] }): Promise<boolean> {
+  return (await gh.console.listUsers({ limit: 2, offset: 0 })).some((u) => u.username !== BOTFATHER);
+}
+
+/** One process serving everything (GATEHOUSE_WORKERS=1, the default). */
+async function serveAlone(config: Config, format: Format): Promise<void> {
+  const logger = serveLogger(config, format);
+  let running: RunningGatehouse;
+  try {
+    running = await startGatehouse(config, logger ? { logger } : {});
+  } catch (e) {
+    throw listenFailure(config, e) ?? e;
+  }
+  if (format === 'text') {
+    banner(config, { authUrl: running.authUrl, apiUrl: config.roles.has('api') ? running.apiUrl : undefined, botUrl: running.bot?.url }, running.metricsUrl, await hasUser(running.gh));
+  }
+  onSignals(running.logger, () => running.close());
+}
+
+/**
+ * The primary of GATEHOUSE_WORKERS above 1: migrates, makes what every
+ * worker would otherwise race to create on a fresh database (the signing
+ * keys, BotFather), forks the workers and relays between them
+ * (src/infra/cluster-primary.ts). It serves no request itself.
+ */
+async function servePrimary(config: Config, format: Format): Promise<void> {
+  const logger = clusterLogger(config, format, 0);
+  let someone = true;
+  const running = await startPrimary(config, logger, async () => {
+    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey });
+    try {
+      await new KeyRing(storage.keys, systemClock).init();
+      if (config.roles.has('bot')) await ensureBotFather(storage.bot, storage.users, systemClock);
+      someone = await hasUser(storage);
+    } finally {
+      await storage.close();
+    }
+  });
+  if (format === 'text') {
+    const metricsUrl = config.metricsPort === undefined ? undefined : `http://${config.host}:${config.metricsPort}`;
+    banner(config, running.urls, metricsUrl, someone);
+  }
+  onSignals(logger, () => running.stop());
+}
+
+/** A worker forked by the primary: serves its share of the connections; slot 1 also runs the notification worker role. */
+async function serveWorker(config: Config, format: Format): Promise<void> {
+  const slot = Number(process.env[WORKER_SLOT_ENV] ?? '1');
+  const logger = clusterLogger(config, format, slot);
+  const roles = new Set([...config.roles].filter((r) => r !== 'worker' || slot === 1));
+  const links = new ClusterLinks();
+  let running: RunningGatehouse;
+  try {
+    // The primary applied the migrations and checked the key before forking.
+    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey, migrate: false });
+    running = await startGatehouse(Object.freeze({ ...config, roles }), {
+      logger, storage, worker: { slot, links, ready: (urls) => processChannel.send({ gh: 'ready', ...urls }) },
+    });
+  } catch (e) {
+    // Nothing else would end this process: the channel to the primary holds it open.
+    process.disconnect();
+    throw listenFailure(config, e) ?? e;
+  }
+  const stop = onSignals(logger, async () => {
+    await running.close();
+    links.close();
+  });
+  // The primary is gone (killed): stop serving rather than run on unsupervised.
+  process.on('disconnect', () => stop('primary gone'));
+}
+
+/** `gatehouse serve`: alone, or as the primary or a worker of GATEHOUSE_WORKERS processes. */
+export async function serve(config: Config): Promise<void> {
+  const format = logFormatFor(config, process.stdout.isTTY === true);
+  if (cluster.isWorker) return serveWorker(config, format);
+  if (config.workers > 1) return servePrimary(config, format);
+  return serveAlone(config, format);
+}

@@ -1,0 +1,192 @@
+import { LocalWakeups, type Wakeups } from '../core/bot/wakeups.js';
+import type { DeliveryLease } from '../core/bot/bot-webhooks.js';
+import type { FloodGate } from '../core/bot/flood.js';
+import type { EventStore } from '../core/notify/ports.js';
+import type { ProcessLinks } from '../gatehouse.js';
+import { isClusterMessage, type ToPrimary, type ToWorker } from './cluster-protocol.js';
+
+/** The IPC channel to the primary (process.send / process.on('message') in a cluster worker). */
+export interface PrimaryChannel {
+  send(m: ToPrimary): void;
+  onMessage(fn: (m: ToWorker) => void): void;
+}
+
+export const processChannel: PrimaryChannel = {
+  send: (m) => {
+    // The channel closes when the primary is gone; the worker is stopping then anyway.
+    if (process.connected) process.send!(m);
+  },
+  onMessage: (fn) => process.on('message', (m) => {
+    if (isClusterMessage(m)) fn(m as ToWorker);
+  }),
+};
+
+/**
+ * Long-poll wake-ups between the workers of one `serve` without Redis: a
+ * publish wakes this worker's waiters at once and goes to the primary, which
+ * passes it to the workers subscribed to the topic. A worker tells the
+ * primary when it starts and stops listening on a topic; `ready()` resolves
+ * once the primary has routed every topic subscribed so far here, so a
+ * waiter that subscribes, awaits `ready()` and then reads storage misses no
+ * update committed elsewhere (the primary handles messages in order).
+ */
+export class ClusterWakeups implements Wakeups {
+  private readonly local = new LocalWakeups();
+  private readonly counts = new Map<string, number>();
+  private readonly acks = new Map<number, () => void>();
+  private nextId = 1;
+  private pending: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly channel: PrimaryChannel) {}
+
+  /** A message from the primary (ClusterLinks dispatches them). */
+  received(m: ToWorker): void {
+    if (m.gh === 'pub') this.local.publish(m.topic, m.message);
+    else if (m.gh === 'ack') {
+      this.acks.get(m.id)?.();
+      this.acks.delete(m.id);
+    }
+  }
+
+  publish(topic: string, message = ''): void {
+    this.local.publish(topic, message);
+    this.channel.send({ gh: 'pub', topic, message });
+  }
+
+  subscribe(topic: string, listener: (message: string) => void): () => void {
+    const off = this.local.subscribe(topic, listener);
+    const n = (this.counts.get(topic) ?? 0) + 1;
+    this.counts.set(topic, n);
+    if (n === 1) {
+      const id = this.nextId++;
+      const acked = new Promise<void>((resolve) => this.acks.set(id, resolve));
+      this.pending = Promise.all([this.pending, acked]);
+      this.channel.send({ gh: 'sub', topic, id });
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      off();
+      const left = (this.counts.get(topic) ?? 1) - 1;
+      if (left > 0) {
+        this.counts.set(topic, left);
+      } else {
+        this.counts.delete(topic);
+        this.channel.send({ gh: 'unsub', topic });
+      }
+    };
+  }
+
+  async ready(): Promise<void> {
+    await this.pending;
+  }
+
+  async close(): Promise<void> {
+    await this.local.close();
+    for (const resolve of this.acks.values()) resolve();
+    this.acks.clear();
+  }
+}
+
+/** Request and answer over the channel, by id. */
+class Requests<T> {
+  private readonly waiting = new Map<number, (v: T) => void>();
+  private nextId = 1;
+
+  ask(send: (id: number) => void): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve) => {
+      this.waiting.set(id, resolve);
+      send(id);
+    });
+  }
+
+  answer(id: number, v: T): void {
+    this.waiting.get(id)?.(v);
+    this.waiting.delete(id);
+  }
+
+  /** The primary went away: nobody will answer; `v` for everyone waiting. */
+  drain(v: T): void {
+    for (const resolve of this.waiting.values()) resolve(v);
+    this.waiting.clear();
+  }
+}
+
+/**
+ * A worker's links to its primary: wake-ups (used when there is no Redis),
+ * bots' webhook delivery leases (likewise), flood control (always: Telegram's
+ * limits are per bot and chat, not per process), and outbox wake-ups for the
+ * worker that runs the notification role.
+ */
+export class ClusterLinks {
+  readonly wakeups: ClusterWakeups;
+  private readonly floods = new Requests<number>();
+  private readonly leases = new Requests<boolean>();
+  private readonly outboxListeners = new Set<() => void>();
+  private outboxQueued = false;
+
+  constructor(private readonly channel: PrimaryChannel = processChannel) {
+    this.wakeups = new ClusterWakeups(channel);
+    channel.onMessage((m) => {
+      if (m.gh === 'flood') this.floods.answer(m.id, m.wait);
+      else if (m.gh === 'lease') this.leases.answer(m.id, m.ok);
+      else if (m.gh === 'outbox') for (const l of [...this.outboxListeners]) l();
+      else this.wakeups.received(m);
+    });
+  }
+
+  readonly flood: FloodGate = {
+    take: (botId, chat) => this.floods.ask((id) => this.channel.send({ gh: 'flood', id, botId, chat })),
+    giveBack: (botId, chat) => this.channel.send({ gh: 'flood-back', botId, chat }),
+  };
+
+  readonly lease: DeliveryLease = {
+    acquire: (botId, ms) => this.leases.ask((id) => this.channel.send({ gh: 'lease', id, botId, ms })),
+  };
+
+  /** What createBotInterface takes: with Redis, its wake-ups and leases win (they reach other hosts too). */
+  forBots(): ProcessLinks {
+    return { wakeups: this.wakeups, lease: this.lease, flood: this.flood };
+  }
+
+  /** Tells the primary when events commit here (coalesced per turn of the event loop). */
+  reportOutbox(events: Pick<EventStore, 'onAppended'>): () => void {
+    return events.onAppended(() => {
+      if (this.outboxQueued) return;
+      this.outboxQueued = true;
+      setImmediate(() => {
+        this.outboxQueued = false;
+        this.channel.send({ gh: 'outbox' });
+      });
+    });
+  }
+
+  /**
+   * `events` whose onAppended also fires when another worker committed
+   * events, for the notification worker (it otherwise finds them at its next
+   * sweep, up to a second later).
+   */
+  withOutboxWakes<E extends Pick<EventStore, 'onAppended'>>(events: E): E {
+    const outboxListeners = this.outboxListeners;
+    return Object.create(events, {
+      onAppended: {
+        value: (listener: () => void) => {
+          const off = events.onAppended(listener);
+          outboxListeners.add(listener);
+          return () => {
+            off();
+            outboxListeners.delete(listener);
+          };
+        },
+      },
+    }) as E;
+  }
+
+  /** The primary is gone: answer whoever waits (no flood limit, no lease). */
+  close(): void {
+    this.floods.drain(0);
+    this.leases.drain(false);
+  }
+}
