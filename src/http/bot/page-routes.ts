@@ -34,6 +34,7 @@ function page(gh: Gatehouse, botUrl: string): string {
   </nav>
   <section class="conversation" aria-live="polite">
     <h2 id="title">Choose a chat</h2>
+    <p id="hint" class="hint" hidden>This chat is empty. Send <button id="hint-start" class="link" type="button">/start</button> to see what BotFather can do, such as <code>/newbot</code> to create a bot.</p>
     <ol id="messages"></ol>
     <div id="toast" class="toast" role="status" hidden></div>
     <ul id="command-list" class="command-list" aria-label="Commands" hidden></ul>

@@ -78,13 +78,36 @@
 
   const TAGS = { bold: 'strong', italic: 'em', underline: 'u', strikethrough: 's', code: 'code', pre: 'pre', spoiler: 'span', blockquote: 'blockquote', expandable_blockquote: 'blockquote' };
 
+  /** A link that opens in a new tab without handing the page to it. */
+  function link(href, text) {
+    const a = document.createElement('a');
+    a.href = href;
+    a.rel = 'noopener noreferrer';
+    a.target = '_blank';
+    a.textContent = text;
+    return a;
+  }
+
+  // The server's url entities use the same pattern (src/core/bot/detect.ts).
+  const LINK = /\bhttps?:\/\/[^\s<>"]+[^\s<>".,;:!?)'\]]/giu;
+
+  /** Text outside entities, its http(s) addresses as links: built as nodes, never parsed as HTML. */
+  function appendPlain(el, text) {
+    let at = 0;
+    for (const m of text.matchAll(LINK)) {
+      el.append(text.slice(at, m.index), link(m[0], m[0]));
+      at = m.index + m[0].length;
+    }
+    el.append(text.slice(at));
+  }
+
   /** Text with its (outermost) entities as elements; never parsed as HTML. */
   function render(el, text, entities) {
     let at = 0;
     const list = (entities || []).slice().sort((a, b) => a.offset - b.offset || b.length - a.length);
     for (const e of list) {
       if (e.offset < at) continue;
-      el.append(text.slice(at, e.offset));
+      appendPlain(el, text.slice(at, e.offset));
       const part = text.slice(e.offset, e.offset + e.length);
       let node;
       if (e.type === 'text_link' || e.type === 'url') {
@@ -104,7 +127,7 @@
       el.append(node);
       at = e.offset + e.length;
     }
-    el.append(text.slice(at));
+    appendPlain(el, text.slice(at));
   }
 
   /** Only links a browser should open from a button: http(s) (tg: links have no meaning here). */
@@ -206,6 +229,45 @@
     box.hidden = false;
   }
 
+  // A bot token as BotFather writes it (<id>:<35 characters>).
+  const BOT_TOKEN = /(?<![0-9])\d+:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/g;
+
+  /** Puts text on the clipboard; without the Clipboard API (plain http off localhost), a selected text area and execCommand. */
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      try {
+        await navigator.clipboard.writeText(text);
+        return true;
+      } catch {
+        // Permission refused: fall through to the older way.
+      }
+    }
+    const area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.className = 'visually-hidden';
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    return ok;
+  }
+
+  function copyButton(value) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'copy';
+    b.dataset.copy = value;
+    b.textContent = 'Copy token';
+    b.addEventListener('click', async () => {
+      const ok = await copyText(value);
+      b.textContent = ok ? 'Copied' : 'Copy failed: select the token';
+      toast(ok ? 'Token copied to the clipboard.' : 'Copying is not allowed here; select the token and copy it.');
+      setTimeout(() => { b.textContent = 'Copy token'; }, 3000);
+    });
+    return b;
+  }
+
   function messageItem(m) {
     const li = document.createElement('li');
     li.className = `msg ${m.from && m.from.is_bot ? 'theirs' : 'mine'}`;
@@ -218,6 +280,9 @@
     const time = document.createElement('time');
     time.textContent = new Date(m.date * 1000).toLocaleTimeString() + (m.edit_date ? ' · edited' : '');
     li.append(body);
+    if (m.from && m.from.is_bot && m.from.username === 'BotFather') {
+      for (const t of (m.text || '').match(BOT_TOKEN) || []) li.append(copyButton(t));
+    }
     const kb = inlineKeyboard(m);
     if (kb) li.append(kb);
     li.append(time);
@@ -237,6 +302,7 @@
     }
     const li = messageItem(m);
     $('messages').append(li);
+    $('hint').hidden = true;
     replyKeyboard(m);
     li.scrollIntoView({ block: 'end' });
     lastId = Math.max(lastId, m.message_id);
@@ -299,10 +365,15 @@
   }
 
   async function poll(bot, signal) {
+    // The first read answers at once, so an empty chat is known as empty.
+    let first = true;
     while (!signal.aborted && active === bot) {
       try {
-        const { messages } = await api(`/client/chats/${encodeURIComponent(bot)}/messages?after=${lastId}&timeout=25`, { signal });
+        const { messages } = await api(`/client/chats/${encodeURIComponent(bot)}/messages?after=${lastId}${first ? '' : '&timeout=25'}`, { signal });
         if (active !== bot) return;
+        // An empty chat with BotFather says how to begin; the first message hides it.
+        if (first && !messages.length && lastId === 0 && bot.toLowerCase() === 'botfather') $('hint').hidden = false;
+        first = false;
         messages.forEach(appendMessage);
         if (messages.length) loadChats().catch(() => {});
       } catch (e) {
@@ -320,6 +391,7 @@
     lastId = 0;
     $('title').textContent = bot === 'BotFather' ? 'BotFather' : `@${bot}`;
     $('messages').replaceChildren();
+    $('hint').hidden = true;
     $('reply-keyboard').replaceChildren();
     $('reply-keyboard').hidden = true;
     $('command-list').hidden = true;
@@ -368,6 +440,7 @@
     });
     $('text').addEventListener('input', () => offerCommands().catch(() => {}));
     $('alert-ok').addEventListener('click', () => $('alert').close());
+    $('hint-start').addEventListener('click', () => sendText('/start'));
     $('new-chat').addEventListener('submit', (event) => {
       event.preventDefault();
       const name = $('new-chat-name').value.trim().replace(/^@/, '');
