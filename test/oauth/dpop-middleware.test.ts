@@ -18,6 +18,8 @@ for (const { kind, skip } of await databaseKinds()) {
     let node: Server;
     let fastifyUrl: string;
     let nodeUrl: string;
+    let introspected: Server;
+    let introspectedUrl: string;
     let key: DpopKey;
     let token: string;
     let config: oidc.Configuration;
@@ -36,6 +38,13 @@ for (const { kind, skip } of await databaseKinds()) {
       await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
       nodeUrl = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
 
+      // A resource server that asks the authorization server about every token (RFC 7662): cnf.jkt and token_type DPoP come from there.
+      const i = await server.createClient({ grantTypes: ['client_credentials'], introspect: true });
+      const byIntrospection = gatehouseMiddleware({ ...options, introspection: { clientId: i.id, clientSecret: i.secret!, allTokens: true, cacheTtlSec: 0 } })();
+      introspected = createServer((req: GuardedRequest, res) => byIntrospection(req, res, () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ via: req.auth!.via }))));
+      await new Promise<void>((r) => introspected.listen(0, '127.0.0.1', r));
+      introspectedUrl = `http://127.0.0.1:${(introspected.address() as AddressInfo).port}`;
+
       const c = await server.createClient({ grantTypes: ['client_credentials'], scope: 'read', dpop: true });
       config = await oidc.discovery(new URL(server.url), c.id, undefined, oidc.ClientSecretBasic(c.secret!), { algorithm: 'oauth2', execute: [oidc.allowInsecureRequests] });
       key = await dpopKey();
@@ -45,6 +54,8 @@ for (const { kind, skip } of await databaseKinds()) {
       await app.close();
       node.closeAllConnections();
       await new Promise((r) => node.close(r));
+      introspected.closeAllConnections();
+      await new Promise((r) => introspected.close(r));
       await server.close();
     });
 
@@ -79,6 +90,18 @@ for (const { kind, skip } of await databaseKinds()) {
       const bearer = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(bearer.status, 401);
       assert.match(bearer.headers.get('www-authenticate')!, /^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]+", DPoP algs="[^"]+"$/);
+    });
+
+    it('by introspection: the binding comes from the authorization server (cnf.jkt, token_type DPoP)', async () => {
+      const url = `${introspectedUrl}/notes`;
+      const ok = await fetch(url, { headers: { authorization: `DPoP ${token}`, dpop: await proof(key, 'GET', url, { ath: ath(token) }) } });
+      assert.equal(ok.status, 200);
+      assert.deepEqual(await ok.json(), { via: 'introspection' });
+      const bearer = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(bearer.status, 401);
+      const other = await dpopKey();
+      const wrongKey = await fetch(url, { headers: { authorization: `DPoP ${token}`, dpop: await proof(other, 'GET', url, { ath: ath(token) }) } });
+      assert.equal(((await wrongKey.json()) as { error: string }).error, 'invalid_dpop_proof');
     });
   });
 }

@@ -26,6 +26,8 @@ async function get(url: string, headers: Record<string, string>) {
   return { status: res.status, challenge: res.headers.get('www-authenticate') ?? '', body: (text ? JSON.parse(text) : {}) as Record<string, string> };
 }
 
+const ADMIN = 'admin-token-for-dpop-tests-0123456789';
+
 const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` });
 
 for (const { kind, skip } of await databaseKinds()) {
@@ -36,7 +38,7 @@ for (const { kind, skip } of await databaseKinds()) {
     let alice: { id: string; username: string; password: string };
     let introspector: { id: string; secret: string };
     before(async () => {
-      server = await startServer({ db: kind });
+      server = await startServer({ db: kind, env: { GATEHOUSE_ADMIN_TOKEN: ADMIN } });
       tokenUrl = `${server.url}/oauth/token`;
       userUrl = `${server.apiUrl}/user`;
       alice = await server.createUser('alice');
@@ -124,6 +126,23 @@ for (const { kind, skip } of await databaseKinds()) {
       // A malformed dpop_jkt goes back to the client as invalid_request.
       const back = await authorize(agent, { response_type: 'code', client_id: c.id, redirect_uri: REDIRECT, scope: 'user', state: 's', code_challenge: pkce().challenge, code_challenge_method: 'S256', dpop_jkt: 'nope' }, { user: alice });
       assert.equal(back.searchParams.get('error'), 'invalid_request');
+    });
+
+    it('admin API: dpop_bound_access_tokens (RFC 9449 §5.2) is stored and shown, and enforced', async () => {
+      const res = await fetch(`${server.url}/admin/clients`, {
+        method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'Bound', grant_types: ['client_credentials'], dpop_bound_access_tokens: true }),
+      });
+      assert.equal(res.status, 201);
+      const c = (await res.json()) as { client_id: string; client_secret: string; dpop_bound_access_tokens?: boolean };
+      assert.equal(c.dpop_bound_access_tokens, true);
+      const r = await post(tokenUrl, { grant_type: 'client_credentials' }, basic(c.client_id, c.client_secret));
+      assert.deepEqual([r.status, r.body.error], [400, 'invalid_dpop_proof']);
+      const bad = await fetch(`${server.url}/admin/clients`, {
+        method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'Bad', grant_types: ['client_credentials'], dpop_bound_access_tokens: 'yes' }),
+      });
+      assert.equal(bad.status, 400);
     });
 
     it('token endpoint: each bad proof is 400 invalid_dpop_proof with no token, and leaves its jti unused', async () => {
