@@ -45,6 +45,7 @@ import { createMfa, type Mfa } from './core/mfa/index.js';
 import type { DeviceFlow } from './core/oauth/device.js';
 import type { Ciba } from './core/oauth/ciba.js';
 import { createBackchannel } from './core/oauth/device-wiring.js';
+import { registerOneTapActions } from './core/notify/one-tap.js';
 import { PgWakeupRelay } from './store/bot/pg-wakeups.js';
 import { DiskBlobStore } from './store/bot/files-disk.js';
 import { RedisWakeups, redisDeliveryLease } from './store/bot/redis-wakeups.js';
@@ -160,6 +161,12 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const par = new PushedAuthorization({
     store: sql.currentOAuth.pushed, clients: storage.clients, clock, ttlSeconds: config.parTtl, required: config.parRequired, validate: (p) => authorization.validate(p),
   });
+  // Back-channel logout URIs are registered by clients (RFC 7591 lets anyone register one).
+  const sso = new SingleSignOn({ storage, sessions, keys, config: oauth, clock, send: outboundLogoutSender(outbound.registered.request) });
+  // The buttons of the alerts in a person's linked chat, and its /sessions and /apps (src/core/notify/one-tap.ts).
+  registerOneTapActions(chatActions, {
+    storage, clock, revokeSession: (userId, sid) => sso.revokeSession(userId, sid), lock: (userId, at) => consoleStore.setLocked(userId, at),
+  });
   const { device, ciba } = createBackchannel({
     store: sql.currentOAuth.backchannel, storage, clock, issuer: () => oauth.issuer, interval: config.pollInterval, bot: notifyBot,
     http: outbound.registered.request, secrets: sql.secrets, isLocked: (id) => consoleStore.isLocked(id), tokenEndpoint, actions: chatActions, log,
@@ -182,8 +189,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     clientThrottle,
     adminThrottle: new CredentialThrottle(storage.rateLimits, clock, ADMIN_TOKEN_POLICY),
     idTokens,
-    // Back-channel logout URIs are registered by clients (RFC 7591 lets anyone register one).
-    sso: new SingleSignOn({ storage, sessions, keys, config: oauth, clock, send: outboundLogoutSender(outbound.registered.request) }),
+    sso,
     outbound,
     // Providers are the operator's choice: they may sit on a private network.
     federation: config.federationProviders.length === 0 ? undefined

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import type { Message } from '@grammyjs/types';
 import { hashBotToken, newAccountId, newBotToken } from '../../src/core/bot/token.js';
 import type { Clock } from '../../src/core/ports.js';
-import { startNotifyWorker, type RunningNotifyWorker } from '../../src/infra/notify-worker.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import type { DbKind } from '../helpers/db.js';
 import { signedInPerson, type Person } from '../helpers/people.js';
@@ -21,13 +20,12 @@ export class OffsetClock implements Clock {
 }
 
 export interface ChatServer extends TestServer {
-  notify: RunningNotifyWorker;
   clock: OffsetClock;
 }
 
 /**
  * A Gatehouse whose notification bot (GATEHOUSE_NOTIFY_BOT_TOKEN) is one of
- * its own bots, with the worker that sends alerts and reads button presses.
+ * its own bots; its worker role sends the alerts and reads button presses.
  * Polling interval 1 s so openid-client's polls stay quick.
  */
 export async function startChatServer(db: DbKind, env: Record<string, string> = {}): Promise<ChatServer> {
@@ -37,15 +35,7 @@ export async function startChatServer(db: DbKind, env: Record<string, string> = 
   const server = await startServer({ db, clock, env: { GATEHOUSE_NOTIFY_BOT_TOKEN: token, GATEHOUSE_POLL_INTERVAL: '1', GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true', ...env } });
   const ops = await server.createUser('ops');
   await server.gh.botStorage.bots.create({ id, username: BOT, name: 'Gatehouse alerts', ownerUserId: ops.id, tokenHash: hashBotToken(token), createdAt: Date.now() });
-  const notify = startNotifyWorker(server.gh, server.logger);
-  const close = server.close;
-  return Object.assign(server, {
-    notify, clock,
-    async close() {
-      await notify.stop();
-      await close();
-    },
-  });
+  return Object.assign(server, { clock });
 }
 
 export interface LinkedPerson {

@@ -37,8 +37,31 @@ const PREFIX = /^[a-z][a-z0-9_-]{0,15}$/;
 
 export const STALE_BUTTON: ChatActionOutcome = { answer: 'This button no longer works.' };
 
+/** A command's answer: text, with buttons when it lists things to act on. */
+export interface ChatCommandReply {
+  text: string;
+  buttons?: ChatButton[][];
+}
+
+/** A notification-bot command (`/sessions`): the chat it came from; the reply. */
+export type ChatCommandHandler = (chatId: string, now: number) => Promise<ChatCommandReply>;
+
 export class ChatActions {
   private readonly handlers = new Map<string, ChatActionHandler>();
+  private readonly commands = new Map<string, ChatCommandHandler>();
+
+  /** A command of the notification bot beside /start and /stop (lower-case letters and `_`). */
+  registerChatCommand(name: string, handler: ChatCommandHandler): void {
+    if (!/^[a-z][a-z_]{0,31}$/.test(name) || this.commands.has(name)) throw new Error(`bad or duplicate chat command: ${name}`);
+    this.commands.set(name, handler);
+  }
+
+  /** The reply of the command `text` names (`/name` or `/name@bot`); undefined when none is registered. */
+  async command(text: string, chatId: string, now: number): Promise<ChatCommandReply | undefined> {
+    const m = /^\/([a-z_]+)(?:@\S+)?(?:\s|$)/.exec(text);
+    const handler = m ? this.commands.get(m[1]!) : undefined;
+    return handler?.(chatId, now);
+  }
 
   /** One handler per prefix (lower-case letters, digits, `-`, `_`; at most 16). */
   registerChatAction(prefix: string, handler: ChatActionHandler): void {

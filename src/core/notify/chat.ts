@@ -39,11 +39,13 @@ export function chatText(e: NotifyEvent): string {
   }
 }
 
-export function sendMessageRequest(cfg: ChatChannelConfig, chatId: string, text: string, timeoutMs: number): HttpPost {
+/** `buttons`: inline keyboard rows of callback buttons (src/core/notify/one-tap.ts). */
+export function sendMessageRequest(cfg: ChatChannelConfig, chatId: string, text: string, timeoutMs: number, buttons?: { text: string; data: string }[][]): HttpPost {
+  const markup = buttons?.length ? { reply_markup: { inline_keyboard: buttons.map((r) => r.map((b) => ({ text: b.text, callback_data: b.data }))) } } : {};
   return {
     url: `${cfg.apiUrl.replace(/\/+$/, '')}/bot${cfg.token}/sendMessage`,
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ chat_id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId, text }),
+    body: JSON.stringify({ chat_id: /^-?\d+$/.test(chatId) ? Number(chatId) : chatId, text, ...markup }),
     timeoutMs,
   };
 }

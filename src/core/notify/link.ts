@@ -141,6 +141,11 @@ export class ChatLinker {
     const chat = String(chatId);
     const now = this.deps.clock.now();
     let reply: string;
+    const custom = await this.deps.actions?.command(text, chat, now);
+    if (custom) {
+      await this.call('sendMessage', JSON.parse(sendMessageRequest(this.deps.chat, chat, custom.text, 10_000, custom.buttons).body) as Record<string, unknown>, 10_000);
+      return;
+    }
     if (/^\/start(\s|@|$)/.test(text)) {
       const issuer = this.deps.authUrl();
       const link = `${issuer}${LINK_PATH}?token=${encodeURIComponent(linkToken(this.deps.keys, issuer, chat, now))}`;
@@ -152,7 +157,7 @@ export class ChatLinker {
       }
       reply = n ? 'Done: you will receive no more notifications here.' : 'This chat receives no notifications.';
     } else {
-      reply = 'Send /start to receive your security notifications here, /stop to end them.';
+      reply = 'Send /start to receive your security notifications here, /stop to end them; /sessions and /apps list your sessions and applications to end.';
     }
     await this.call('sendMessage', JSON.parse(sendMessageRequest(this.deps.chat, chat, reply, 10_000).body) as Record<string, unknown>, 10_000);
   }

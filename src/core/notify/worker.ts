@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../ports.js';
 import { chatText, readBotAnswer, sendMessageRequest, type ChatChannelConfig } from './chat.js';
+import { oneTapButtons } from './one-tap.js';
 import { deliveryBody, newEvent, rfc3339 } from './events.js';
 import type { AttemptOutcome, ClaimedDelivery, EventStore } from './ports.js';
 import { parseRetryAfter } from '../outbound.js';
@@ -199,7 +200,8 @@ export class DeliveryWorker {
     const { endpoint, event } = c;
     if (endpoint.kind === 'chat') {
       if (!this.deps.chat) return { status: null, retryAfter: undefined, excerpt: '', error: 'chat notifications are not configured (GATEHOUSE_NOTIFY_BOT_TOKEN)' };
-      return this.deps.chats.post(sendMessageRequest(this.deps.chat, endpoint.chatId ?? '', chatText(event), this.opts.timeoutMs));
+      // A person's own chat gets the alert's one-tap buttons (src/core/notify/one-tap.ts).
+      return this.deps.chats.post(sendMessageRequest(this.deps.chat, endpoint.chatId ?? '', chatText(event), this.opts.timeoutMs, endpoint.userId ? oneTapButtons(event) : undefined));
     }
     const body = deliveryBody(event);
     const secrets = [endpoint.secret];
