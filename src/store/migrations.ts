@@ -2,6 +2,7 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, Postgres
 import { botMigration } from './bot/migration.js';
 import { botInteractiveMigration } from './bot/migration-interactive.js';
 import { botFilesMigration } from './bot/files-migration.js';
+import { botCallbackCacheMigration } from './bot/callbacks-migration.js';
 import { notifyMigration } from './notify/migration.js';
 import { notifyBatchesMigration } from './notify/fanout.js';
 import { oidcMigration } from './oidc/migration.js';
@@ -156,6 +157,7 @@ const migrations: Record<string, Migration> = {
   '0012_dpop': dpopMigration,
   '0013_backchannel': backchannelMigration,
   '0015_mfa': mfaMigration,
+  '0017_bot_callback_cache': botCallbackCacheMigration,
 };
 
 class StaticProvider implements MigrationProvider {
