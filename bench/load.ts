@@ -6,8 +6,7 @@ export interface Load {
   url: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  /** A Buffer for binary bodies (multipart uploads). */
-  body?: string | Buffer;
+  body?: string;
   requests?: autocannon.Request[];
   /** Instead of the run's `--connections` (the login scenario queues on argon2 with fewer). */
   connections?: number;

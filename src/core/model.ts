@@ -164,4 +164,8 @@ export interface Session {
   sid?: string;
   /** The browser that signed in, as it named itself (shown on the account page). */
   userAgent?: string | null;
+  /** The address of the session's last use (the account page tells sessions apart by it). */
+  ip?: string | null;
+  /** When a request last came with the session; written at most once a minute (SessionManager.resolve). */
+  lastUsedAt?: number | null;
 }

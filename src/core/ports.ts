@@ -93,6 +93,12 @@ export interface SessionStore {
   deleteForUser(userId: string): Promise<number>;
   /** The user's unexpired sessions, newest first (the account page). */
   listForUser(userId: string, now: number): Promise<Session[]>;
+  /**
+   * Records a use of the session (its time and address) unless one was
+   * recorded after `notBefore`: one conditional write, so concurrent requests
+   * of the same minute write once. Returns whether it wrote.
+   */
+  touch(idHash: string, use: { at: number; ip: string | null }, notBefore: number): Promise<boolean>;
 }
 
 /** A fixed-window counter: events counted in the window, and when the window ends (ms). */

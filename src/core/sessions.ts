@@ -3,6 +3,9 @@ import { randomToken, safeEqual, sha256 } from './crypto.js';
 import type { Session } from './model.js';
 import type { Clock, SessionStore } from './ports.js';
 
+/** How often a session's last use is written at most (SessionManager.resolve). */
+export const TOUCH_INTERVAL_MS = 60_000;
+
 /**
  * Browser sessions at the authorization server (docs/security.md, Session
  * fixation: the cookie carries only a random identifier). The store keeps its hash, so a leaked table
@@ -20,20 +23,32 @@ export class SessionManager {
    * (session fixation). `sid` carries the public session id over when the same
    * person signs in again (src/core/oidc/sso.ts); otherwise a new one is drawn.
    */
-  async create(userId: string, opts: { sid?: string; userAgent?: string | null } = {}): Promise<{ id: string; session: Session }> {
+  async create(userId: string, opts: { sid?: string; userAgent?: string | null; ip?: string | null } = {}): Promise<{ id: string; session: Session }> {
     const id = randomToken();
     const now = this.clock.now();
     const session: Session = {
       idHash: sha256(id), userId, authTime: now, createdAt: now, expiresAt: now + this.ttlMs,
       sid: opts.sid ?? randomToken(16), userAgent: opts.userAgent?.slice(0, 256) ?? null,
+      ...(opts.ip ? { ip: opts.ip.slice(0, 64), lastUsedAt: now } : {}),
     };
     await this.store.create(session);
     return { id, session };
   }
 
-  async resolve(id: string | undefined): Promise<Session | undefined> {
+  /**
+   * The session the cookie names. With `use` (a request the person made), its
+   * last use and address are recorded, at most once a minute per session so
+   * that a busy browser does not add a write to every request.
+   */
+  async resolve(id: string | undefined, use?: { ip: string | null }): Promise<Session | undefined> {
     if (!id || id.length > 128) return undefined;
-    return this.store.get(sha256(id), this.clock.now());
+    const now = this.clock.now();
+    const session = await this.store.get(sha256(id), now);
+    if (!session || !use) return session;
+    const ip = use.ip?.slice(0, 64) ?? null;
+    const stale = session.lastUsedAt == null || session.lastUsedAt < now - TOUCH_INTERVAL_MS;
+    if (stale && (await this.store.touch(session.idHash, { at: now, ip }, now - TOUCH_INTERVAL_MS))) return { ...session, lastUsedAt: now, ip };
+    return session;
   }
 
   async destroy(id: string | undefined): Promise<void> {

@@ -2,7 +2,6 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, Postgres
 import { botMigration } from './bot/migration.js';
 import { botInteractiveMigration } from './bot/migration-interactive.js';
 import { botFilesMigration } from './bot/files-migration.js';
-import { botCallbackCacheMigration } from './bot/callbacks-migration.js';
 import { notifyMigration } from './notify/migration.js';
 import { notifyBatchesMigration } from './notify/fanout.js';
 import { oidcMigration } from './oidc/migration.js';
@@ -13,6 +12,7 @@ import { oauthCurrentMigration } from './oauth/migration.js';
 import { dpopMigration } from './oauth/dpop-migration.js';
 import { mfaMigration } from './mfa/migration.js';
 import { backchannelMigration } from './oauth/device-migration.js';
+import { sessionUseMigration } from './session-use-migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -157,7 +157,7 @@ const migrations: Record<string, Migration> = {
   '0012_dpop': dpopMigration,
   '0013_backchannel': backchannelMigration,
   '0015_mfa': mfaMigration,
-  '0017_bot_callback_cache': botCallbackCacheMigration,
+  '0016_session_use': sessionUseMigration,
 };
 
 class StaticProvider implements MigrationProvider {

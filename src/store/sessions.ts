@@ -3,11 +3,21 @@ import type { Session } from '../core/model.js';
 import type { SessionStore } from '../core/ports.js';
 import type { DB, SessionsTable } from './schema.js';
 
+declare module './schema.js' {
+  /** Migration 0016_session_use. */
+  interface SessionsTable {
+    ip: string | null;
+    last_used_at: number | null;
+  }
+}
+
 const toSession = (r: SessionsTable): Session => ({
   idHash: r.id_hash, userId: r.user_id, authTime: r.auth_time, createdAt: r.created_at, expiresAt: r.expires_at,
-  // Sessions from before 0004_oidc have neither.
+  // Sessions from before 0004_oidc have neither; before their first use, no ip and no last use.
   ...(r.sid !== null ? { sid: r.sid } : {}),
   ...(r.user_agent !== null ? { userAgent: r.user_agent } : {}),
+  ...(r.ip !== null ? { ip: r.ip } : {}),
+  ...(r.last_used_at !== null ? { lastUsedAt: Number(r.last_used_at) } : {}),
 });
 
 export class SqlSessionStore implements SessionStore {
@@ -16,7 +26,7 @@ export class SqlSessionStore implements SessionStore {
   async create(s: Session): Promise<void> {
     await this.db.insertInto('sessions').values({
       id_hash: s.idHash, user_id: s.userId, auth_time: s.authTime, created_at: s.createdAt, expires_at: s.expiresAt,
-      sid: s.sid ?? null, user_agent: s.userAgent ?? null,
+      sid: s.sid ?? null, user_agent: s.userAgent ?? null, ip: s.ip ?? null, last_used_at: s.lastUsedAt ?? null,
     }).execute();
   }
 
@@ -38,5 +48,13 @@ export class SqlSessionStore implements SessionStore {
   async deleteForUser(userId: string): Promise<number> {
     const r = await this.db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
     return Number(r.numDeletedRows);
+  }
+
+  async touch(idHash: string, use: { at: number; ip: string | null }, notBefore: number): Promise<boolean> {
+    const r = await this.db.updateTable('sessions').set({ last_used_at: use.at, ip: use.ip })
+      .where('id_hash', '=', idHash)
+      .where((w) => w.or([w('last_used_at', 'is', null), w('last_used_at', '<', notBefore)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 }

@@ -3,11 +3,9 @@ import * as jose from 'jose';
 
 /** DPoP keys and proofs made by hand (RFC 9449 §4.2), for the tests in test/oauth/dpop*.test.ts. */
 
-type Pair = Awaited<ReturnType<typeof jose.generateKeyPair>>;
-
 export interface DpopKey {
-  privateKey: Pair['privateKey'];
-  publicKey: Pair['publicKey'];
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
   jwk: jose.JWK;
   jkt: string;
   alg: string;

@@ -62,16 +62,26 @@ export async function updateClientRegistration(storage: Pick<Storage, 'clients'>
 /**
  * Ends every session of a person (and tells the applications they signed in
  * to, through `revoke`: OpenID Connect Back-Channel Logout 1.0); returns how many.
+ * With `keep` (a session's sid), that one session stays: the account page's
+ * "Sign out everywhere else".
  */
 export async function resetSessions(
   deps: { storage: Pick<Storage, 'sessions'>; clock: Clock; revoke(userId: string, sid: string): Promise<unknown> },
   userId: string,
+  opts: { keep?: string } = {},
 ): Promise<number> {
-  const sessions = await deps.storage.sessions.listForUser(userId, deps.clock.now());
-  for (const s of sessions) await deps.revoke(userId, sessionSid(s));
-  // Whatever ended between the list and now, or had no sid of its own.
-  await deps.storage.sessions.deleteForUser(userId);
-  return sessions.length;
+  const others = (await deps.storage.sessions.listForUser(userId, deps.clock.now())).filter((s) => sessionSid(s) !== opts.keep);
+  for (const s of others) await deps.revoke(userId, sessionSid(s));
+  if (opts.keep === undefined) {
+    // Whatever ended between the list and now, or had no sid of its own.
+    await deps.storage.sessions.deleteForUser(userId);
+  } else {
+    // Whatever signed in between the list and now, except the session kept.
+    for (const s of await deps.storage.sessions.listForUser(userId, deps.clock.now())) {
+      if (sessionSid(s) !== opts.keep) await deps.storage.sessions.delete(s.idHash);
+    }
+  }
+  return others.length;
 }
 
 /**

@@ -10,6 +10,9 @@ export interface AccountSession {
   authTime: number;
   expiresAt: number;
   userAgent: string | null;
+  /** Where and when the session was last used (null before its first use after sign-in). */
+  ip: string | null;
+  lastUsedAt: number | null;
   /** Applications this session signed in to, by name. */
   apps: { clientId: string; name: string }[];
 }
@@ -39,7 +42,7 @@ export async function accountOverview(
     const clientIds = [...new Set((await storage.signIns.forSession(sid)).map((x) => x.clientId))];
     return {
       sid, current: s.idHash === current.idHash, createdAt: s.createdAt, authTime: s.authTime, expiresAt: s.expiresAt,
-      userAgent: s.userAgent ?? null, apps: await Promise.all(clientIds.map(async (clientId) => ({ clientId, name: await nameOf(clientId) }))),
+      userAgent: s.userAgent ?? null, ip: s.ip ?? null, lastUsedAt: s.lastUsedAt ?? null, apps: await Promise.all(clientIds.map(async (clientId) => ({ clientId, name: await nameOf(clientId) }))),
     };
   }));
   // This browser first, then newest first.

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accountOverview, revokeApp } from '../../core/oidc/account.js';
+import { resetSessions } from '../../core/console/actions.js';
 import { sessionSid } from '../../core/oidc/sso.js';
 import { single, type Params } from '../../core/params.js';
 import { csrfToken, csrfValid } from '../../core/sessions.js';
@@ -38,7 +39,9 @@ export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promis
 
   app.get('/account', { config: page, schema: { querystring: paramsOf('done') } }, (req, reply) => {
     const done = (req.query as Params).done;
-    const notice = done === 'session' ? 'That browser is signed out.' : done === 'app' ? 'The app no longer has access to your account.' : undefined;
+    const notice = done === 'session' ? 'That browser is signed out.'
+      : done === 'others' ? 'Every other browser is signed out. This one stays signed in.'
+        : done === 'app' ? 'The app no longer has access to your account.' : undefined;
     return show(req, reply, 200, notice);
   });
 
@@ -74,6 +77,22 @@ export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promis
       return reply.redirect('/', 303);
     }
     return reply.redirect('/account?done=session', 303);
+  });
+
+  /**
+   * "Sign out everywhere else": every other session of the person ends, through
+   * the same code as the console's "reset sessions", so the applications each
+   * one signed in to hear of it (Back-Channel Logout) and its tokens end.
+   */
+  app.post('/account/sessions/others', { config: page, schema: { body: formBody(paramsOf('csrf_token')) } }, async (req, reply) => {
+    const ok = await guard(req, reply);
+    if (!ok) return reply;
+    const revoke = async (userId: string, sid: string) => {
+      const deliveries = await gh.sso.revokeSession(userId, sid);
+      if (deliveries) logUndelivered(req, deliveries);
+    };
+    await resetSessions({ storage: gh.storage, clock: gh.clock, revoke }, ok.current.user.id, { keep: sessionSid(ok.current.session) });
+    return reply.redirect('/account?done=others', 303);
   });
 
   app.post('/account/apps/revoke', { config: page, schema: { body: formBody(paramsOf('csrf_token', 'client_id')) } }, async (req, reply) => {

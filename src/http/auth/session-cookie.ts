@@ -29,7 +29,8 @@ export function cookieOptions(gh: Gatehouse, maxAgeSeconds?: number) {
 
 export async function currentSession(gh: Gatehouse, req: FastifyRequest) {
   const id = req.cookies[sessionCookie(gh)];
-  const session = await gh.sessions.resolve(id);
+  // A use of the session: its time and address, for the account page.
+  const session = await gh.sessions.resolve(id, { ip: req.ip });
   if (!session || !id) return undefined;
   const user = await gh.storage.users.get(session.userId);
   return user ? { id, session, user } : undefined;

@@ -8,17 +8,28 @@ function when(ms: number): Raw {
   return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
 }
 
-/** A browser's self-description, shortened to what a person recognises ("Firefox on Linux"). */
+/**
+ * The browser's name and major version from its User-Agent, most specific
+ * first: Edge and Opera also say Chrome, and Chrome also says Safari.
+ * (A few patterns rather than ua-parser-js, whose current major is AGPL.)
+ */
+const BROWSERS: [name: string, pattern: RegExp][] = [
+  ['Edge', /Edg(?:e|A|iOS)?\/(\d+)/],
+  ['Opera', /OPR\/(\d+)/],
+  ['Samsung Internet', /SamsungBrowser\/(\d+)/],
+  ['Firefox', /(?:Firefox|FxiOS)\/(\d+)/],
+  ['Chromium', /(?:Chromium|HeadlessChrome)\/(\d+)/],
+  ['Chrome', /(?:Chrome|CriOS)\/(\d+)/],
+  ['Safari', /Version\/(\d+)[.\d]* (?:Mobile\/\S+ )?Safari\//],
+  ['curl', /^curl\/(\d+)/],
+];
+
+/** A browser's self-description, shortened to what a person recognises ("Firefox 133 on Linux"). */
 export function describeBrowser(userAgent: string | null): string {
   if (!userAgent) return 'Unknown browser';
   const ua = userAgent;
-  const browser = /Edg\//.test(ua) ? 'Edge'
-    : /Firefox\//.test(ua) ? 'Firefox'
-      : /(?:Chromium|HeadlessChrome)\//.test(ua) ? 'Chromium'
-        : /Chrome\//.test(ua) ? 'Chrome'
-          : /Safari\//.test(ua) ? 'Safari'
-            : /^curl\//.test(ua) ? 'curl'
-              : undefined;
+  const found = BROWSERS.map(([name, re]) => [name, re.exec(ua)?.[1]] as const).find(([, version]) => version !== undefined);
+  const browser = found ? `${found[0]} ${found[1]}` : undefined;
   const os = /Android/.test(ua) ? 'Android'
     : /iPhone|iPad/.test(ua) ? 'iOS'
       : /Windows/.test(ua) ? 'Windows'
@@ -41,9 +52,11 @@ export interface AccountView {
 
 function sessionItem(s: AccountSession, csrf: string): Raw {
   const apps = s.apps.length ? s.apps.map((a) => a.name).join(', ') : 'none yet';
-  return html`<li class="item">
+  const lastUse = s.current ? html`Active now` : html`Last active ${when(s.lastUsedAt ?? s.authTime)}`;
+  return html`<li class="item session"${s.current ? html` aria-current="true"` : ''}>
   <div class="item-main">
     <span class="item-title">${describeBrowser(s.userAgent)}${s.current ? html` <span class="badge">This browser</span>` : ''}</span>
+    <span class="item-detail">${s.ip ? html`<span class="ip">${s.ip}</span> · ` : ''}${lastUse}</span>
     <span class="item-detail">Signed in ${when(s.authTime)} · until ${when(s.expiresAt)}</span>
     <span class="item-detail">Apps signed in: ${apps}</span>
   </div>
@@ -81,6 +94,12 @@ ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ''}
 <h2 class="list-title" id="sessions">Where you are signed in</h2>
 <p class="muted">Signing out of a browser signs it out of every app it signed in to.</p>
 <ul class="items" aria-labelledby="sessions">${v.sessions.map((s) => sessionItem(s, v.csrf))}</ul>
+${v.sessions.some((s) => !s.current)
+    ? html`<form method="post" action="/account/sessions/others">
+  <input type="hidden" name="csrf_token" value="${v.csrf}">
+  <button class="danger" type="submit">Sign out everywhere else</button>
+</form>`
+    : ''}
 <h2 class="list-title" id="apps">Apps with access to your account</h2>
 ${v.apps.length
     ? html`<p class="muted">Removing access signs the app out and ends what it was allowed; it must ask you again.</p>

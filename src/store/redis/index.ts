@@ -85,6 +85,7 @@ class SessionsOrUnavailable implements SessionStore {
   delete: SessionStore['delete'] = (id) => this.guard(() => this.inner.delete(id));
   listForUser: SessionStore['listForUser'] = (u, now) => this.guard(() => this.inner.listForUser(u, now));
   deleteForUser: SessionStore['deleteForUser'] = (u) => this.guard(() => this.inner.deleteForUser(u));
+  touch: SessionStore['touch'] = (id, use, notBefore) => this.guard(() => this.inner.touch(id, use, notBefore));
 }
 
 /**

@@ -9,6 +9,21 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KE
 return 1`;
 
 /**
+ * Records a use in the session's value unless one was recorded at or after
+ * ARGV[3]; atomic, so requests of the same minute write once, and KEEPTTL
+ * leaves the session's expiry as it was. A session deleted meanwhile stays deleted.
+ */
+const TOUCH = `
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local s = cjson.decode(raw)
+if type(s.lastUsedAt) == 'number' and s.lastUsedAt >= tonumber(ARGV[3]) then return 0 end
+s.lastUsedAt = tonumber(ARGV[1])
+if ARGV[2] == '' then s.ip = cjson.null else s.ip = ARGV[2] end
+redis.call('SET', KEYS[1], cjson.encode(s), 'KEEPTTL')
+return 1`;
+
+/**
  * Sessions in Redis, shared by every Gatehouse process (README, Single
  * sign-on and Running several processes: any process honours a sign-in). Each
  * session expires by itself; a per-user set lets sign-out-everywhere find them.
@@ -52,6 +67,10 @@ export class RedisSessionStore implements SessionStore {
     return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as Session] : []))
       .filter((s) => s.expiresAt > now)
       .sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  async touch(idHash: string, use: { at: number; ip: string | null }, notBefore: number): Promise<boolean> {
+    return Number(await this.redis.eval(TOUCH, 1, this.key(idHash), String(use.at), use.ip ?? '', String(notBefore))) === 1;
   }
 
   async deleteForUser(userId: string): Promise<number> {

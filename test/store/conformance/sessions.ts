@@ -15,7 +15,7 @@ export interface SessionOptions extends SuiteOptions {
   now?: number;
 }
 
-/** SessionStore: sessions read until they expire, deleted one by one or per person, listed for the account page. */
+/** SessionStore: sessions read until they expire, deleted one by one or per person, listed for the account page, their last use recorded. */
 export function sessionsConformance(name: string, factory: StoreFactory<{ sessions: SessionStore }>, { skip, now = T }: SessionOptions = {}): void {
   const aSession = (over: Partial<Session> = {}) => fixtureSession({ authTime: now, createdAt: now, expiresAt: now + DAY, ...over });
 
@@ -86,6 +86,33 @@ export function sessionsConformance(name: string, factory: StoreFactory<{ sessio
         const plain = aSession();
         await store.create(plain);
         assert.deepEqual(await store.get(plain.idHash, now), plain);
+      });
+
+      // The account page's "last active" and address: one conditional write, at most once per interval.
+      it('touch: records a use and its address unless one was recorded since notBefore; concurrent touches write once', async () => {
+        const store = storage.sessions;
+        const user = `user-${randomUUID()}`;
+        const s = aSession({ userId: user, sid: `sid-${randomUUID()}`, userAgent: 'Firefox' });
+        await store.create(s);
+        assert.equal(await store.touch(s.idHash, { at: now + 10, ip: '203.0.113.5' }, now + 10 - MINUTE), true);
+        assert.deepEqual(await store.get(s.idHash, now), { ...s, lastUsedAt: now + 10, ip: '203.0.113.5' });
+        // Within the minute: nothing written.
+        assert.equal(await store.touch(s.idHash, { at: now + 20_000, ip: '198.51.100.7' }, now + 20_000 - MINUTE), false);
+        assert.equal((await store.get(s.idHash, now))?.lastUsedAt, now + 10);
+        // A minute later, the new use and address.
+        assert.equal(await store.touch(s.idHash, { at: now + 70_000, ip: '198.51.100.7' }, now + 70_000 - MINUTE), true);
+        const [listed] = await store.listForUser(user, now);
+        assert.deepEqual([listed?.lastUsedAt, listed?.ip, listed?.sid, listed?.userAgent, listed?.expiresAt], [now + 70_000, '198.51.100.7', s.sid, 'Firefox', s.expiresAt]);
+        // Many requests of one minute at once: one write.
+        const at = now + 200_000;
+        const results = await Promise.all(Array.from({ length: 8 }, () => store.touch(s.idHash, { at, ip: null }, at - MINUTE)));
+        assert.equal(results.filter(Boolean).length, 1);
+        assert.deepEqual([(await store.get(s.idHash, now))?.lastUsedAt, (await store.get(s.idHash, now))?.ip ?? null], [at, null]);
+        // A deleted session is not brought back by a late touch.
+        await store.delete(s.idHash);
+        assert.equal(await store.touch(s.idHash, { at: at + 2 * MINUTE, ip: '203.0.113.5' }, at + MINUTE), false);
+        assert.equal(await store.get(s.idHash, now), undefined);
+        assert.equal(await store.touch('no-such-session', { at, ip: null }, at - MINUTE), false);
       });
     });
   });
