@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Gatehouse } from '../../gatehouse.js';
-import { documentHead, esc } from '../pages/html.js';
+import { documentHead, esc, LOGO } from '../pages/html.js';
 import { CHAT_PAGE_CLIENT_ID, chatRedirectUri } from '../../core/bot/chat-page-client.js';
 
 const asset = (name: string) => readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8');
@@ -16,7 +16,7 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
 function page(gh: Gatehouse, botUrl: string): string {
   const authorize = `${gh.config.authUrl}/oauth2`;
   return `${documentHead('Gatehouse Chat', { stylesheets: ['/assets/chat.css'], scripts: ['/assets/chat-media.js', '/assets/chat.js'], colorScheme: false })}<body data-authorize="${esc(authorize)}" data-issuer="${esc(gh.oauth.issuer)}" data-client-id="${CHAT_PAGE_CLIENT_ID}" data-redirect-uri="${esc(chatRedirectUri(botUrl))}">
-<header class="bar"><strong>Gatehouse Chat</strong><span id="me" class="muted"></span><button id="signout" type="button" hidden>Sign out</button></header>
+<header class="bar"><strong class="brand">${LOGO.html}Gatehouse Chat</strong><span id="me" class="muted"></span><button id="signout" type="button" hidden>Sign out</button></header>
 <p id="error" class="error" role="alert" hidden></p>
 <section id="welcome" class="welcome" hidden>
   <h1>Talk to your bots</h1>

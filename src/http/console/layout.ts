@@ -1,13 +1,10 @@
-import { documentHead, html, raw, type Raw } from '../pages/html.js';
+import { documentHead, html, LOGO, raw, type Raw } from '../pages/html.js';
 
 /**
  * The console's pages: the account pages' look (/assets/gatehouse.css) with
  * a wider card and tables (/assets/console.css), no script, so the pages'
  * CSP (default-src 'none') holds as it does for the sign-in pages.
  */
-const LOGO = raw(`<svg class="logo" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
-<path fill="currentColor" d="M4 2h3v2h3V2h4v2h3V2h3v20h-6v-5a2 2 0 0 0-4 0v5H4V2Z"/></svg>`);
-
 export const SECTIONS = [
   ['clients', 'Clients'], ['users', 'Users'], ['keys', 'Signing keys'], ['bots', 'Bots'], ['webhooks', 'Webhooks'],
 ] as const;

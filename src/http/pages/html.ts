@@ -27,7 +27,7 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Raw {
  * The gate mark beside the name. Inline SVG is markup, not a script or a
  * style, so the pages' CSP (default-src 'none') still holds.
  */
-const LOGO = raw(`<svg class="logo" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+export const LOGO = raw(`<svg class="logo" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
 <path fill="currentColor" d="M4 2h3v2h3V2h4v2h3V2h3v20h-6v-5a2 2 0 0 0-4 0v5H4V2Z"/></svg>`);
 
 /**
