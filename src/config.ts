@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { loadProviders, type Provider } from './core/federation/providers.js';
-import { readSettings, type Role, type Source, type TokenVerification } from './settings.js';
+import { readSettings, type Registration, type Role, type Source, type TokenVerification } from './settings.js';
 
 /**
  * Settings: flags, then environment variables, then these defaults
@@ -39,6 +39,8 @@ export interface Config {
   readonly pollInterval: number;
   /** Every client must push its authorization requests (RFC 9126 §5 `require_pushed_authorization_requests`). */
   readonly parRequired: boolean;
+  /** Dynamic client registration (RFC 7591): off, token (an initial access token required) or open. */
+  readonly registration: Registration;
   /** Trust X-Forwarded-* from this proxy setting (fastify `trustProxy`). */
   readonly trustProxy: boolean | string;
   readonly logLevel: string;
@@ -175,6 +177,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     parTtl: v.GATEHOUSE_PAR_TTL,
     pollInterval: v.GATEHOUSE_POLL_INTERVAL,
     parRequired: v.GATEHOUSE_PAR_REQUIRED,
+    registration: v.GATEHOUSE_REGISTRATION,
     trustProxy: v.GATEHOUSE_TRUST_PROXY,
     logLevel: v.GATEHOUSE_LOG_LEVEL,
     logFormat: v.GATEHOUSE_LOG_FORMAT,

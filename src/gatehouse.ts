@@ -19,6 +19,7 @@ import { KeyRing } from './core/oauth/keys.js';
 import { TokenEndpoint } from './core/oauth/token-endpoint.js';
 import { PushedAuthorization } from './core/oauth/par.js';
 import { ClientAssertions } from './core/oauth/client-assertion.js';
+import { DynamicRegistration } from './core/oauth/registration.js';
 import { DpopVerifier } from './core/oauth/dpop.js';
 import { clientAssertionAudiences } from './core/oauth/client-options.js';
 import { TokenIssuer } from './core/oauth/tokens.js';
@@ -91,6 +92,8 @@ export interface Gatehouse {
   par: PushedAuthorization;
   /** `private_key_jwt` client authentication (RFC 7523, src/core/oauth/client-assertion.ts). */
   clientAssertions: ClientAssertions;
+  /** Dynamic client registration and management (RFC 7591, RFC 7592, src/core/oauth/registration.ts). */
+  registration: DynamicRegistration;
   /** DPoP proofs (RFC 9449, src/core/oauth/dpop.ts), at the token endpoint and {api_url}. */
   dpop: DpopVerifier;
   /** The notification bot's buttons, by callback_data prefix (src/core/notify/actions.ts). */
@@ -197,6 +200,9 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     par,
     console: consoleStore,
     clientAssertions,
+    registration: new DynamicRegistration({
+      storage: sql.registration, rateLimits: storage.rateLimits, clock, issuer: oauth.issuer, mode: config.registration, grantTypes: () => tokenEndpoint.grantTypes,
+    }),
     dpop,
     chatActions,
     mfa,

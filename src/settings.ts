@@ -24,6 +24,8 @@ export const ROLES: readonly Role[] = ['auth', 'api', 'bot', 'worker'];
 export type TokenVerification = 'table' | 'local' | 'introspection';
 const TOKEN_VERIFICATIONS = ['table', 'local', 'introspection'] as const;
 const LOG_FORMATS = ['json', 'text'] as const;
+const REGISTRATION_MODES = ['off', 'token', 'open'] as const;
+export type Registration = (typeof REGISTRATION_MODES)[number];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** A message that names the setting and repeats the value it refused. */
@@ -131,6 +133,11 @@ const DECLARED = {
   GATEHOUSE_OPEN_TOKEN_KEY: setting({ default: false, description: 'open `/oauth/token_key` to unauthenticated callers (the keys are always at `/.well-known/jwks.json`)', schema: boolean }),
   GATEHOUSE_PAR_TTL: setting({ default: 60, description: "lifetime of a pushed authorization request's `request_uri`, seconds (at most 600)", schema: (name) => integer(name, 1, 600) }),
   GATEHOUSE_POLL_INTERVAL: setting({ default: 5, description: 'seconds a device (RFC 8628) or CIBA client must wait between token requests; polling faster answers `slow_down`', schema: (name) => integer(name, 1, 60) }),
+  GATEHOUSE_REGISTRATION: setting<Registration>({
+    default: 'off',
+    description: 'dynamic client registration (RFC 7591, management RFC 7592) at `POST /oauth/register`: `off`, `token` (an initial access token from `gatehouse registration token`), or `open`',
+    schema: (name) => oneOf(name, REGISTRATION_MODES),
+  }),
   GATEHOUSE_PAR_REQUIRED: setting({ default: false, description: 'every client must push its authorization requests (RFC 9126); per client: `client create --require-par`', schema: boolean }),
   GATEHOUSE_TRUST_PROXY: setting<boolean | string>({
     default: false,

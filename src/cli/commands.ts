@@ -71,12 +71,22 @@ export const COMMAND_SPECS = {
       dpop: flag('its access tokens must be DPoP-bound: every token request carries a DPoP proof (RFC 9449)'),
       jwks: str('JSON', 'its public keys, for --auth-method private_key_jwt'),
       'jwks-uri': str('U', 'where its public keys are published, for --auth-method private_key_jwt'),
+      resource: str('U', 'a resource (API URI) it may ask tokens for with RFC 8707 `resource`, beside {api_url}; repeat for several', true),
       'backchannel-token-delivery-mode': str('poll|ping', 'how a CIBA client learns the person decided (OpenID Connect CIBA)'),
       'backchannel-notification-endpoint': str('U', 'where ping mode notifies a CIBA client'),
     },
     settings: STORAGE,
   },
   'client list': { summary: 'list the registered clients', options: {}, settings: STORAGE },
+  'registration token': {
+    summary: 'make an initial access token for dynamic client registration (POST /oauth/register with GATEHOUSE_REGISTRATION=token); printed once, stored as a hash',
+    notes: 'example: gatehouse registration token --ttl 3600 --uses 5 --json',
+    options: {
+      ttl: str('S', 'seconds it stays valid, 60 to 2592000 (default 86400)'),
+      uses: str('N', 'how many clients it may register, 1 to 1000 (default 1: single use)'),
+    },
+    settings: [...STORAGE, 'GATEHOUSE_REGISTRATION'],
+  },
   'keys rotate': {
     summary: 'make a new token signing key; the previous keys stay published until every token they signed has expired',
     options: {},

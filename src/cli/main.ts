@@ -14,6 +14,7 @@ import { BotInputError, createBot } from '../core/bot/manage.js';
 import { BotUsernameTakenError } from '../core/bot/ports.js';
 import { SecretKeyError } from '../core/secret-box.js';
 import { secretKeyCommands } from './secret-key.js';
+import { registrationCommands } from './registration.js';
 import { closestCommand, COMMAND_NAMES, commandHelp, overviewHelp, parserOptions, type CommandName } from './commands.js';
 import { CliFailure, packageVersion } from './terminal.js';
 
@@ -116,6 +117,7 @@ async function clientCreate(args: string[]): Promise<void> {
     dpop: Boolean(values.dpop),
     jwks: values.jwks as string | undefined,
     jwksUri: values['jwks-uri'] as string | undefined,
+    resources: values.resource as string[] | undefined,
     backchannelTokenDeliveryMode: values['backchannel-token-delivery-mode'] as string | undefined,
     backchannelNotificationEndpoint: values['backchannel-notification-endpoint'] as string | undefined,
   }));
@@ -131,6 +133,7 @@ async function clientCreate(args: string[]): Promise<void> {
     ...(client.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     ...(client.backchannelTokenDeliveryMode ? { backchannel_token_delivery_mode: client.backchannelTokenDeliveryMode } : {}),
     ...(client.backchannelNotificationEndpoint ? { backchannel_client_notification_endpoint: client.backchannelNotificationEndpoint } : {}),
+    ...(client.resources?.length ? { resources: client.resources } : {}),
     ...(client.jwksUri ? { jwks_uri: client.jwksUri } : {}) };
   print(Boolean(values.json), out, `client_id: ${client.id}${secret ? `\nclient_secret: ${secret}\n(the secret is shown once; only its hash is stored)` : ''}`);
 }
@@ -177,6 +180,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   'bot create': botCreate,
   ...webhookCommands({ parse, configFrom, print, withStorage }),
   ...secretKeyCommands({ parse, configFrom, print }, readStdin),
+  ...registrationCommands({ parse, configFrom, print, withStorage }),
 };
 
 // Every declared command (src/cli/commands.ts) has a handler, and every handler a declaration.

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { invalidRequest, notFound } from './errors.js';
 import { randomToken, sha256 } from './crypto.js';
 import { GRANT_TYPES, type Client, type ClientAuthMethod, type TokenFormat, type User } from './model.js';
-import type { Clock, PasswordHasher, Storage, Stores } from './ports.js';
+import type { Clock, PasswordHasher, Storage, Stores, Transactional } from './ports.js';
 import { rfc3339 } from './notify/events.js';
 import { recordEvent } from './notify/record.js';
 import { parseScope } from './scope.js';
 import { domainHost, redirectUriProblem } from './oauth/redirect-uri.js';
 import { clientAccess, hasTlsCertificate } from './client-access.js';
 import { currentClientOptions, type CurrentClientInput } from './oauth/client-options.js';
+import { registeredResourcesProblem } from './oauth/resource-indicators.js';
 
 
 export interface ClientInput extends CurrentClientInput {
@@ -30,6 +31,8 @@ export interface ClientInput extends CurrentClientInput {
   postLogoutRedirectUris?: string[];
   /** OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed. */
   backchannelLogoutUri?: string | null;
+  /** RFC 8707: resources it may ask tokens for beside the built-in API (src/core/oauth/resource-indicators.ts). */
+  resources?: string[];
 }
 
 export interface CreatedClient {
@@ -45,7 +48,9 @@ const REDIRECTING = ['authorization_code', 'implicit'];
 const isExtensionGrant = (g: string) => /^[a-z][a-z0-9+.-]*:/i.test(g);
 
 /** Validates a registration and creates the client with a server-generated ≥256-bit secret (and client.created, in one transaction). */
-export async function createClient(storage: Pick<Storage, 'transaction'>, clock: Clock, input: ClientInput): Promise<CreatedClient> {
+export async function createClient<S extends Pick<Stores, 'clients' | 'events'> = Stores>(
+  storage: Transactional<S>, clock: Clock, input: ClientInput, also?: (tx: S, client: Client) => Promise<void>,
+): Promise<CreatedClient> {
   const name = input.name?.trim();
   if (!name || name.length > 200) throw invalidRequest('name is required (at most 200 characters)');
   const grantTypes = input.grantTypes?.length ? [...new Set(input.grantTypes)] : ['authorization_code', 'refresh_token'];
@@ -83,6 +88,9 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
     const problem = redirectUriProblem(backchannelLogoutUri, domain);
     if (problem || !/^https?:/i.test(backchannelLogoutUri)) throw invalidRequest(`back-channel logout URI: ${problem ?? 'must be an http(s) URI'}`);
   }
+  const resources = [...new Set((input.resources ?? []).map((r) => r.trim()).filter(Boolean))];
+  const resourcesProblem = registeredResourcesProblem(resources);
+  if (resourcesProblem) throw invalidRequest(resourcesProblem);
   let scope: string[];
   try {
     scope = parseScope(input.scope ?? 'user');
@@ -112,6 +120,7 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
     ...(authMethod === 'client_secret_jwt' && secret ? { jwtSecret: secret } : {}),
     postLogoutRedirectUris,
     backchannelLogoutUri,
+    ...(resources.length ? { resources } : {}),
     createdAt: clock.now(),
   };
   await storage.transaction(async (tx) => {
@@ -119,6 +128,8 @@ export async function createClient(storage: Pick<Storage, 'transaction'>, clock:
     await recordEvent(tx, 'client.created', {
       client_id: client.id, client_name: client.name, grant_types: client.grantTypes, redirect_uris: client.redirectUris, token_endpoint_auth_method: client.authMethod,
     }, client.createdAt);
+    // What the caller stores with the client, in the same transaction (dynamic registration's access token).
+    await also?.(tx, client);
   });
   return { client, secret };
 }
@@ -162,6 +173,7 @@ export function describeClient(c: Client, secret?: string): Record<string, unkno
     ...(c.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     ...(c.jwksUri ? { jwks_uri: c.jwksUri } : {}),
     ...(c.jwks ? { jwks: JSON.parse(c.jwks) as unknown } : {}),
+    ...(c.resources?.length ? { resources: c.resources } : {}),
     ...(c.backchannelTokenDeliveryMode ? { backchannel_token_delivery_mode: c.backchannelTokenDeliveryMode } : {}),
     ...(c.backchannelNotificationEndpoint ? { backchannel_client_notification_endpoint: c.backchannelNotificationEndpoint } : {}),
   };

@@ -23,6 +23,12 @@ export type ErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'slow_down'
+  // RFC 7591 §3.2.2: dynamic client registration refused the metadata.
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
+  | 'unapproved_software_statement'
+  // RFC 8707 §2, RFC 8693 §2.2.2: a resource or audience the server will not issue a token for.
+  | 'invalid_target'
   // RFC 8628 §3.5 and OpenID Connect CIBA Core §11, §13: polling and back-channel requests.
   | 'authorization_pending'
   | 'expired_token'
@@ -60,6 +66,10 @@ const defaultStatus: Record<ErrorCode, number> = {
   invalid_token: 401,
   insufficient_scope: 403,
   slow_down: 429,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
+  unapproved_software_statement: 400,
+  invalid_target: 400,
   authorization_pending: 400,
   expired_token: 400,
   unknown_user_id: 400,
@@ -188,6 +198,11 @@ export const insufficientScope = (needed: readonly string[]) =>
 export const invalidDpopProof = (d: string, o?: ErrorOptions) => new GatehouseError('invalid_dpop_proof', d, o);
 /** RFC 9449 §8, §9: the proof lacks the nonce the server demands; the answer carries a fresh one. */
 export const useDpopNonce = (d: string, o?: ErrorOptions) => new GatehouseError('use_dpop_nonce', d, o);
+/** RFC 7591 §3.2.2. */
+export const invalidClientMetadata = (d: string, o?: ErrorOptions) => new GatehouseError('invalid_client_metadata', d, o);
+export const invalidRedirectUri = (d: string, o?: ErrorOptions) => new GatehouseError('invalid_redirect_uri', d, o);
+/** RFC 8707 §2: a resource that is malformed, unknown or not allowed to the client. */
+export const invalidTarget = (d: string, o?: ErrorOptions) => new GatehouseError('invalid_target', d, o);
 export const accessDenied = (d: string, o?: ErrorOptions) => new GatehouseError('access_denied', d, o);
 export const notFound = (d: string, o?: ErrorOptions) => new GatehouseError('not_found', d, o);
 export const conflict = (d: string, o?: ErrorOptions) => new GatehouseError('conflict', d, o);

@@ -48,6 +48,8 @@ export interface Client {
   jwksUri?: string;
   /** `client_secret_jwt` (OpenID Connect Core §9): the secret itself, which keys the HMAC; stored sealed, never shown again. */
   jwtSecret?: string;
+  /** RFC 8707: resources (URIs) it may ask tokens for beside the built-in API (src/core/oauth/resource-indicators.ts). */
+  resources?: string[];
   /** OpenID Connect CIBA Core §4 `backchannel_token_delivery_mode` (src/core/oauth/ciba-options.ts). */
   backchannelTokenDeliveryMode?: 'poll' | 'ping';
   /** CIBA Core §4 `backchannel_client_notification_endpoint`: where ping mode POSTs. */
@@ -81,6 +83,8 @@ export interface AuthorizationCode {
   codeChallenge: string | null;
   codeChallengeMethod: 'S256' | null;
   nonce: string | null;
+  /** RFC 8707 §2.1: the resources the authorization request named; they apply to the whole grant. */
+  resources?: string[];
   /** RFC 9449 §10 `dpop_jkt`: the code may be redeemed only with a DPoP proof by this key. */
   dpopJkt?: string;
   familyId: string;
@@ -110,6 +114,8 @@ export interface RefreshToken {
   expiresAt: number;
   rotatedAt: number | null;
   revokedAt: number | null;
+  /** RFC 8707 §2.2: the resources of the original grant, which a refresh may narrow but not widen. */
+  resources?: string[];
   /** RFC 9449 §5: a public client's refresh token is bound to its DPoP key (thumbprint). */
   dpopJkt?: string;
 }
@@ -127,6 +133,10 @@ export interface OpaqueAccessToken {
   revokedAt: number | null;
   /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to. */
   certThumbprint?: string;
+  /** RFC 8707: the `aud` the token was issued for (absent: the built-in API). */
+  audience?: string[];
+  /** RFC 8693 §4.1: the `act` claim of an exchanged token (delegation), as JSON. */
+  act?: Record<string, unknown>;
   /** RFC 9449 §6: thumbprint of the DPoP key the token is bound to (`cnf.jkt`). */
   dpopJkt?: string;
 }

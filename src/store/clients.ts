@@ -29,6 +29,7 @@ const toClient = (r: ClientsTable): Client => ({
   ...(r.require_par ? { requirePar: true } : {}),
   ...(r.jwks ? { jwks: r.jwks } : {}),
   ...(r.jwks_uri ? { jwksUri: r.jwks_uri } : {}),
+  ...(r.resources ? { resources: words(r.resources) } : {}),
   ...(r.backchannel_token_delivery_mode ? { backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode as 'poll' | 'ping' } : {}),
   ...(r.backchannel_client_notification_endpoint ? { backchannelNotificationEndpoint: r.backchannel_client_notification_endpoint } : {}),
   ...(r.dpop_bound_access_tokens ? { dpopBoundAccessTokens: true } : {}),
@@ -58,6 +59,7 @@ function toRow(c: Partial<Client>): Partial<ClientsTable> {
   if (c.requirePar !== undefined) r.require_par = flag(c.requirePar);
   if (c.jwks !== undefined) r.jwks = c.jwks;
   if (c.jwksUri !== undefined) r.jwks_uri = c.jwksUri;
+  if (c.resources !== undefined) r.resources = c.resources.length ? joinWords(c.resources) : null;
   if (c.backchannelTokenDeliveryMode !== undefined) r.backchannel_token_delivery_mode = c.backchannelTokenDeliveryMode;
   if (c.backchannelNotificationEndpoint !== undefined) r.backchannel_client_notification_endpoint = c.backchannelNotificationEndpoint;
   if (c.dpopBoundAccessTokens !== undefined) r.dpop_bound_access_tokens = flag(c.dpopBoundAccessTokens);

@@ -9,6 +9,7 @@ const toCode = (r: AuthorizationCodesTable): AuthorizationCode => ({
   codeHash: r.code_hash, clientId: r.client_id, userId: r.user_id, redirectUri: r.redirect_uri, scope: words(r.scope),
   codeChallenge: r.code_challenge, codeChallengeMethod: r.code_challenge_method as 'S256' | null, nonce: r.nonce,
   familyId: r.family_id, authTime: r.auth_time, createdAt: r.created_at, expiresAt: r.expires_at, consumedAt: r.consumed_at,
+  ...(r.resources ? { resources: words(r.resources) } : {}),
   ...(r.dpop_jkt ? { dpopJkt: r.dpop_jkt } : {}),
 });
 
@@ -19,6 +20,7 @@ export class SqlCodeStore implements CodeStore {
     await this.db.insertInto('authorization_codes').values({
       code_hash: c.codeHash, client_id: c.clientId, user_id: c.userId, redirect_uri: c.redirectUri, scope: joinWords(c.scope),
       code_challenge: c.codeChallenge, code_challenge_method: c.codeChallengeMethod, nonce: c.nonce, family_id: c.familyId,
+      resources: c.resources?.length ? joinWords(c.resources) : null,
       auth_time: c.authTime, created_at: c.createdAt, expires_at: c.expiresAt, consumed_at: c.consumedAt, dpop_jkt: c.dpopJkt ?? null,
     }).execute();
   }

@@ -24,6 +24,8 @@ import { loadSecretKey, stagedKeyHint } from './secrets/key-file.js';
 import { prepareSecrets } from './secrets/sealed.js';
 import { sqlCurrentOAuthStorage, type CurrentOAuthStorage } from './oauth/index.js';
 import { SqlConsoleStore } from './console/index.js';
+import { sqlRegistrationStorage } from './oauth/registration.js';
+import type { RegistrationStorage } from '../core/oauth/registration-ports.js';
 import type { ConsoleStore } from '../core/console/ports.js';
 import type { MfaStore } from '../core/mfa/ports.js';
 import { SqlMfaStore } from './mfa/index.js';
@@ -55,6 +57,8 @@ export interface SqlStorage extends Storage {
   currentOAuth: CurrentOAuthStorage;
   /** The admin console's reads and account flags, on the same database. */
   console: ConsoleStore;
+  /** Dynamic client registration (RFC 7591, RFC 7592), on the same database and transaction port. */
+  registration: RegistrationStorage;
   /** Second factors and sign-ins waiting for one (src/core/mfa). */
   mfa: MfaStore;
 }
@@ -100,6 +104,7 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     federation: sqlFederationStorage(db, notify),
     currentOAuth: sqlCurrentOAuthStorage(db),
     console: new SqlConsoleStore(db),
+    registration: sqlRegistrationStorage(db, notify, secrets),
     mfa: new SqlMfaStore(db, secrets),
     transaction: (fn) => runTransaction(db, (trx, scope) => storesOn(trx, notify, secrets, scope), fn),
     ready: () => ping(db),

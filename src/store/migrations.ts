@@ -9,6 +9,7 @@ import { federationMigration } from './federation/migration.js';
 import { secretsMigration } from './secrets/migration.js';
 import { adminUsersMigration } from './console/migration.js';
 import { oauthCurrentMigration } from './oauth/migration.js';
+import { registrationMigration } from './oauth/registration-migration.js';
 import { dpopMigration } from './oauth/dpop-migration.js';
 import { mfaMigration } from './mfa/migration.js';
 import { backchannelMigration } from './oauth/device-migration.js';
@@ -158,6 +159,7 @@ const migrations: Record<string, Migration> = {
   '0013_backchannel': backchannelMigration,
   '0015_mfa': mfaMigration,
   '0016_session_use': sessionUseMigration,
+  '0018_registration': registrationMigration,
 };
 
 class StaticProvider implements MigrationProvider {

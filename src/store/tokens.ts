@@ -10,6 +10,7 @@ import { runTransaction } from './transaction.js';
 const toRefresh = (r: RefreshTokensTable): RefreshToken => ({
   tokenHash: r.token_hash, familyId: r.family_id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope),
   createdAt: r.created_at, expiresAt: r.expires_at, rotatedAt: r.rotated_at, revokedAt: r.revoked_at,
+  ...(r.resources ? { resources: words(r.resources) } : {}),
   ...(r.cnf_jkt ? { dpopJkt: r.cnf_jkt } : {}),
 });
 
@@ -17,6 +18,8 @@ const toAccess = (r: AccessTokensTable): OpaqueAccessToken => ({
   tokenHash: r.token_hash, jti: r.jti, familyId: r.family_id, clientId: r.client_id, userId: r.user_id,
   scope: words(r.scope), createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
   ...(r.cnf_x5t ? { certThumbprint: r.cnf_x5t } : {}),
+  ...(r.audience ? { audience: words(r.audience) } : {}),
+  ...(r.act ? { act: JSON.parse(r.act) as Record<string, unknown> } : {}),
   ...(r.cnf_jkt ? { dpopJkt: r.cnf_jkt } : {}),
 });
 
@@ -71,6 +74,7 @@ export class SqlTokenStore implements TokenStore {
   async saveRefresh(t: RefreshToken): Promise<void> {
     await this.db.insertInto('refresh_tokens').values({
       token_hash: t.tokenHash, family_id: t.familyId, client_id: t.clientId, user_id: t.userId, scope: joinWords(t.scope),
+      resources: t.resources?.length ? joinWords(t.resources) : null,
       created_at: t.createdAt, expires_at: t.expiresAt, rotated_at: t.rotatedAt, revoked_at: t.revokedAt, cnf_jkt: t.dpopJkt ?? null,
     }).execute();
   }
@@ -100,6 +104,7 @@ export class SqlTokenStore implements TokenStore {
   async saveAccess(t: OpaqueAccessToken): Promise<void> {
     await this.db.insertInto('access_tokens').values({
       token_hash: t.tokenHash, jti: t.jti, family_id: t.familyId, client_id: t.clientId, user_id: t.userId,
+      audience: t.audience?.length ? joinWords(t.audience) : null, act: t.act ? JSON.stringify(t.act) : null,
       scope: joinWords(t.scope), created_at: t.createdAt, expires_at: t.expiresAt, revoked_at: t.revokedAt, cnf_x5t: t.certThumbprint ?? null,
       cnf_jkt: t.dpopJkt ?? null,
     }).execute();

@@ -9,6 +9,7 @@ import { formatScope, isSubset, resolveScope } from '../scope.js';
 import { recordEvent } from '../notify/record.js';
 import type { OAuthConfig } from './config.js';
 import { redirectUriMatches } from './redirect-uri.js';
+import { allowedResources, requestedResources, resolveResources } from './resource-indicators.js';
 import type { TokenIssuer } from './tokens.js';
 import { JKT } from './dpop.js';
 import { parseAuthenticationParams, type AuthenticationParams } from '../oidc/prompt.js';
@@ -23,6 +24,8 @@ export interface AuthorizationRequest {
   scope: string[];
   state: string | undefined;
   codeChallenge: string | undefined;
+  /** RFC 8707 §2.1: the resources the request named (entries of the client's allowed set). */
+  resources?: string[] | undefined;
   /** RFC 9449 §10 `dpop_jkt`: the DPoP key the code must be redeemed with. */
   dpopJkt?: string | undefined;
   nonce: string | undefined;
@@ -103,6 +106,8 @@ export class AuthorizationEndpoint {
       const scope = resolveScope(single(params, 'scope'), client.scope);
       const nonce = single(params, 'nonce');
       const authentication = parseAuthenticationParams(params);
+      // RFC 8707 §2: an unknown resource is invalid_target, answered at the verified redirect URI like the rest.
+      const resources = resolveResources(requestedResources(params), allowedResources(client, this.deps.config.audience));
       let codeChallenge: string | undefined;
       let dpopJkt: string | undefined;
       if (responseType === 'code') {
@@ -120,7 +125,7 @@ export class AuthorizationEndpoint {
           throw invalidRequest('PKCE (code_challenge with S256) is required for public clients');
         }
       }
-      return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce, authentication, ...(dpopJkt ? { dpopJkt } : {}) };
+      return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce, authentication, ...(resources ? { resources } : {}), ...(dpopJkt ? { dpopJkt } : {}) };
     } catch (e) {
       throw withRedirect(e, { redirectUri, mode, state });
     }
@@ -160,6 +165,7 @@ export class AuthorizationEndpoint {
         codeHash: sha256(code), clientId: req.client.id, userId: user.id, redirectUri: req.redirectUriParam,
         scope: req.scope, codeChallenge: req.codeChallenge ?? null, codeChallengeMethod: req.codeChallenge ? 'S256' : null,
         nonce: req.nonce ?? null, familyId, authTime: user.authTime, createdAt: now,
+        ...(req.resources ? { resources: req.resources } : {}),
         expiresAt: now + config.codeTtl * 1000, consumedAt: null, ...(req.dpopJkt ? { dpopJkt: req.dpopJkt } : {}),
       });
       // Single sign-on: remember which session signed in to this client, for single logout and ID tokens (src/core/oidc/sso.ts).
@@ -170,7 +176,7 @@ export class AuthorizationEndpoint {
       return buildRedirect(req.redirectUri, mode, { code, state: req.state, iss: config.issuer });
     }
     // RFC 6749 §4.2.2: no refresh token in the implicit grant.
-    const { token, expiresIn } = await tokenIssuer.accessToken(storage, { client: req.client, userId: user.id, scope: req.scope, familyId: null });
+    const { token, expiresIn } = await tokenIssuer.accessToken(storage, { client: req.client, userId: user.id, scope: req.scope, familyId: null, audience: req.resources });
     return buildRedirect(req.redirectUri, mode, {
       access_token: token, token_type: 'Bearer', expires_in: String(expiresIn), scope: formatScope(req.scope),
       state: req.state, iss: config.issuer,

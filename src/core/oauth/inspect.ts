@@ -23,6 +23,8 @@ export interface TokenInfo {
   certThumbprint?: string;
   /** RFC 9449 §6: thumbprint of the DPoP key the token is bound to. */
   dpopJkt?: string;
+  /** RFC 8693 §4.1: the `act` claim of an exchanged token. */
+  act?: Record<string, unknown>;
 }
 
 const secs = (ms: number) => Math.floor(ms / 1000);
@@ -57,13 +59,14 @@ export class TokenInspector {
     if (!c || typeof c.client_id !== 'string' || typeof c.jti !== 'string') return undefined;
     const familyId = typeof c.fid === 'string' ? c.fid : null;
     const x5t = (c.cnf as Record<string, unknown> | undefined)?.['x5t#S256'];
+    const act = c.act !== null && typeof c.act === 'object' && !Array.isArray(c.act) ? (c.act as Record<string, unknown>) : undefined;
     const jkt = (c.cnf as Record<string, unknown> | undefined)?.jkt;
     const [revoked, famRevoked] = await Promise.all([stores.tokens.isJtiRevoked(c.jti), this.familyRevoked(familyId)]);
     return {
       kind: 'access_token', active: !revoked && !famRevoked, clientId: c.client_id,
       userId: c.sub !== c.client_id && typeof c.sub === 'string' ? c.sub : null,
       scope: typeof c.scope === 'string' && c.scope ? c.scope.split(' ') : [], iat: c.iat as number, exp: c.exp as number,
-      jti: c.jti, format: 'jwt', familyId, aud: audienceOf(c.aud),
+      jti: c.jti, format: 'jwt', familyId, aud: audienceOf(c.aud), ...(act ? { act } : {}),
       ...(typeof x5t === 'string' ? { certThumbprint: x5t } : {}),
       ...(typeof jkt === 'string' ? { dpopJkt: jkt } : {}),
     };
@@ -76,7 +79,10 @@ export class TokenInspector {
     const active = t.revokedAt === null && t.expiresAt > now && !(await this.familyRevoked(t.familyId));
     return {
       kind: 'access_token', active, clientId: t.clientId, userId: t.userId, scope: t.scope, iat: secs(t.createdAt),
-      exp: secs(t.expiresAt), jti: t.jti, format: 'opaque', familyId: t.familyId, aud: this.deps.config.audience,
+      exp: secs(t.expiresAt), jti: t.jti, format: 'opaque', familyId: t.familyId,
+      // RFC 8707: the resources it was issued for (one: a string, as in a JWT's aud).
+      aud: !t.audience?.length ? this.deps.config.audience : t.audience.length === 1 ? t.audience[0] : t.audience,
+      ...(t.act ? { act: t.act } : {}),
       ...(t.certThumbprint ? { certThumbprint: t.certThumbprint } : {}),
       ...(t.dpopJkt ? { dpopJkt: t.dpopJkt } : {}),
     };

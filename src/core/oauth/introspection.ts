@@ -39,6 +39,8 @@ export async function introspect(
     ...(info.aud ? { aud: info.aud } : {}),
     iss: deps.config.issuer,
     ...(info.jti ? { jti: info.jti } : {}),
+    // RFC 8693 §4.1, §4.4 (RFC 7662 response): who acts for the subject of an exchanged token.
+    ...(info.act ? { act: info.act } : {}),
     // RFC 8705 §3.2: the resource server learns which certificate the token is bound to.
     // RFC 9449 §6.2: and which DPoP key (`jkt`).
     ...(info.certThumbprint || info.dpopJkt ? { cnf: { ...(info.certThumbprint ? { 'x5t#S256': info.certThumbprint } : {}), ...(info.dpopJkt ? { jkt: info.dpopJkt } : {}) } } : {}),

@@ -8,6 +8,7 @@ import type { KeyRing } from './keys.js';
 import { rfc3339 } from '../notify/events.js';
 import { recordEvent } from '../notify/record.js';
 import { certificateBinding } from './mtls.js';
+import { audienceClaim } from './resource-indicators.js';
 
 /** Prefixes make leaked tokens recognisable to secret scanners. */
 export const OPAQUE_PREFIX = 'gh_at_';
@@ -28,6 +29,12 @@ export interface AccessTokenRequest {
   userId: string | null;
   scope: string[];
   familyId: string | null;
+  /** RFC 8707: the resources the token is for (its `aud`); absent: the built-in API. */
+  audience?: string[] | undefined;
+  /** RFC 8707 §2.2: the grant's resources, kept with its refresh token. */
+  resources?: string[] | undefined;
+  /** RFC 8693 §4.1: the acting party of an exchanged token (delegation). */
+  act?: Record<string, unknown> | undefined;
   /** RFC 9449 §6: thumbprint of the key of the request's DPoP proof, which the token is bound to. */
   dpopJkt?: string | undefined;
 }
@@ -39,13 +46,15 @@ export const tokenTypeOf = (req: { dpopJkt?: string | undefined }): 'Bearer' | '
 export interface AccessTokenClaims {
   iss: string;
   sub: string;
-  aud: string;
+  aud: string | string[];
   client_id: string;
   scope: string;
   iat: number;
   exp: number;
   jti: string;
   fid?: string;
+  /** RFC 8693 §4.1: who acts for the subject. */
+  act?: Record<string, unknown>;
   /** RFC 8705 §3.1: the client certificate the token is bound to; RFC 9449 §6.1: the DPoP key. */
   cnf?: { 'x5t#S256'?: string; jkt?: string };
 }
@@ -77,6 +86,7 @@ export class TokenIssuer {
       await stores.tokens.saveAccess({
         tokenHash: sha256(token), jti, familyId: req.familyId, clientId: req.client.id, userId: req.userId,
         scope: req.scope, createdAt: now, expiresAt: now + ttl * 1000, revokedAt: null, ...(bound ? { certThumbprint: bound } : {}),
+        ...(req.audience?.length ? { audience: req.audience } : {}), ...(req.act ? { act: req.act } : {}),
         ...(req.dpopJkt ? { dpopJkt: req.dpopJkt } : {}),
       });
       return { token, expiresIn: ttl };
@@ -85,13 +95,14 @@ export class TokenIssuer {
     const claims: AccessTokenClaims = {
       iss: this.config.issuer,
       sub: req.userId ?? req.client.id,
-      aud: this.config.audience,
+      aud: audienceClaim(req.audience, this.config.audience),
       client_id: req.client.id,
       scope: formatScope(req.scope),
       iat,
       exp: iat + ttl,
       jti,
       ...(req.familyId ? { fid: req.familyId } : {}),
+      ...(req.act ? { act: req.act } : {}),
       ...(bound || req.dpopJkt ? { cnf: { ...(bound ? { 'x5t#S256': bound } : {}), ...(req.dpopJkt ? { jkt: req.dpopJkt } : {}) } } : {}),
     };
     return { token: this.keys.sign(claims as unknown as Record<string, unknown>, 'at+jwt'), expiresIn: ttl };
@@ -103,6 +114,7 @@ export class TokenIssuer {
     await stores.tokens.saveRefresh({
       tokenHash: sha256(token), familyId: req.familyId, clientId: req.client.id, userId: req.userId, scope: req.scope,
       createdAt: now, expiresAt: now + this.config.refreshTokenTtl * 1000, rotatedAt: null, revokedAt: null,
+      ...(req.resources?.length ? { resources: req.resources } : {}),
       // RFC 9449 §5: a public client has no other credential, so its refresh token is bound to the key;
       // a confidential client's is bound to its authentication already.
       ...(req.dpopJkt && isPublic(req.client) ? { dpopJkt: req.dpopJkt } : {}),

@@ -14,6 +14,7 @@ import { securityRoutes } from './security-routes.js';
 import { secondStepRoutes } from './second-step-routes.js';
 import { federationRoutes } from './federation-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
+import { registrationRoutes } from './registration-routes.js';
 import { deviceAuthorizationRoute, devicePages } from './device-routes.js';
 import { cibaRoutes } from './ciba-routes.js';
 import { consolePages } from '../console/index.js';
@@ -53,6 +54,8 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
   app.get('/readyz', (_req, reply) => readiness(gh, reply));
 
   await oauthRoutes(app, gh);
+  // Dynamic client registration (RFC 7591, RFC 7592) in a context of its own: its CORS and no-store hook stay there.
+  await app.register(async (registration) => registrationRoutes(registration, gh));
   await deviceAuthorizationRoute(app, gh);
   await cibaRoutes(app, gh);
   // Only the pages (and the OpenID Connect routes beside them) use cookies: @fastify/cookie's

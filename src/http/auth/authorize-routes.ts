@@ -17,7 +17,7 @@ import { sessionSid } from '../../core/oidc/sso.js';
 const CONSENT = 'consent';
 
 /** Hidden fields that carry the request from the consent page to the decision POST. */
-function requestFields(ar: AuthorizationRequest): Record<string, string | undefined> {
+function requestFields(ar: AuthorizationRequest): Record<string, string | readonly string[] | undefined> {
   return {
     client_id: ar.client.id,
     redirect_uri: ar.redirectUriParam ?? undefined,
@@ -26,6 +26,7 @@ function requestFields(ar: AuthorizationRequest): Record<string, string | undefi
     state: ar.state,
     code_challenge: ar.codeChallenge,
     code_challenge_method: ar.codeChallenge ? 'S256' : undefined,
+    resource: ar.resources,
     dpop_jkt: ar.dpopJkt,
     nonce: ar.nonce,
   };

@@ -10,6 +10,7 @@ import { PARAMS, formBody } from '../input.js';
 import { parMetadata } from '../../core/oauth/par.js';
 import { ACCEPTED_ALGORITHMS, HMAC_ALGORITHMS } from '../../core/jwt-verify.js';
 import { parRoutes } from './par-routes.js';
+import { registrationMetadata } from '../../core/oauth/registration.js';
 import { backchannelMetadata } from '../../core/oauth/ciba-options.js';
 import { DPOP_ALGORITHMS } from '../../core/oauth/dpop.js';
 
@@ -44,6 +45,8 @@ export function metadata(gh: Gatehouse): Record<string, unknown> {
     service_documentation: `${iss}/`,
     // RFC 9126 §5.
     ...parMetadata(iss, gh.par.required),
+    // RFC 8414 §2, RFC 7591 §3: only when registration is on.
+    ...registrationMetadata(iss, gh.registration.enabled),
     // RFC 8628 §4 and OpenID Connect CIBA Core §4.
     ...backchannelMetadata(iss),
   };

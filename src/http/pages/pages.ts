@@ -67,12 +67,13 @@ export interface ConsentView {
   csrf: string;
   action: string;
   /** Hidden fields that carry the authorization request through the decision POST. */
-  fields: Record<string, string | undefined>;
+  fields: Record<string, string | readonly string[] | undefined>;
 }
 
 export function consentPage(v: ConsentView): string {
+  // A repeatable parameter (RFC 8707 `resource`) is one field per value.
   const hidden = Object.entries(v.fields)
-    .filter((e): e is [string, string] => e[1] !== undefined)
+    .flatMap(([k, val]) => (val === undefined ? [] : typeof val === 'string' ? [[k, val] as const] : val.map((one) => [k, one] as const)))
     .map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`);
   const scopes = v.scope.length
     ? v.scope.map(scopeItem)

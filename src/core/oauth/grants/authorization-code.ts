@@ -5,6 +5,7 @@ import type { AuthorizationCode } from '../../model.js';
 import type { Storage } from '../../ports.js';
 import { recordEvent } from '../../notify/record.js';
 import { mayRefresh, type Grant } from './grant.js';
+import { allowedResources, grantAudience, requestedResources, resolveResources } from '../resource-indicators.js';
 
 /** RFC 7636 §4.1: code_verifier = 43*128unreserved. */
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -12,12 +13,14 @@ const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 /** RFC 6749 §4.1.3, with RFC 7636 PKCE and RFC 9700 §4.5 replay handling. */
 export const authorizationCodeGrant: Grant = {
   grantType: 'authorization_code',
-  parameters: new Set(['code', 'redirect_uri', 'code_verifier']),
-  async handle({ client, params, dpopJkt }, { storage, clock, tokenIssuer, idTokens }) {
+  parameters: new Set(['code', 'redirect_uri', 'code_verifier', 'resource']),
+  async handle({ client, params, dpopJkt }, { storage, clock, tokenIssuer, idTokens, config }) {
     const code = required(params, 'code');
     const redirectUri = single(params, 'redirect_uri');
     const verifier = single(params, 'code_verifier');
     if (verifier !== undefined && !VERIFIER.test(verifier)) throw invalidRequest('malformed code_verifier');
+    // RFC 8707: a malformed or unknown resource is refused before the code is burnt.
+    const requestedTargets = resolveResources(requestedResources(params), allowedResources(client, config.audience)) ?? [];
     const now = clock.now();
 
     // Atomically burn the single-use code before anything else is checked;
@@ -34,6 +37,7 @@ export const authorizationCodeGrant: Grant = {
       throw invalidGrant('authorization code already used');
     }
     if (c.expiresAt <= now) throw invalidGrant('authorization code expired');
+    const audience = grantAudience(requestedTargets, c.resources);
     // §4.1.3: required and identical when the authorization request carried one.
     if (c.redirectUri !== null && redirectUri !== c.redirectUri) throw invalidGrant('redirect_uri does not match the authorization request');
     if (c.codeChallenge) {
@@ -57,7 +61,7 @@ export const authorizationCodeGrant: Grant = {
       if (!(await tx.tokens.getFamily(c.familyId))) {
         await tx.tokens.createFamily({ id: c.familyId, clientId: client.id, userId: c.userId, scope: c.scope, createdAt: now, revokedAt: null });
       }
-      const response = await tokenIssuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId, dpopJkt }, mayRefresh(client));
+      const response = await tokenIssuer.respond(tx, { client, userId: c.userId, scope: c.scope, familyId: c.familyId, audience, resources: c.resources, dpopJkt }, mayRefresh(client));
       // OpenID Connect Core §3.1.3.3: an ID token beside the access token when openid was granted.
       await idTokens?.attach(tx, response, { client, userId: c.userId, scope: c.scope, familyId: c.familyId, nonce: c.nonce, authTime: c.authTime });
       return response;

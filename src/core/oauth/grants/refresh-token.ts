@@ -5,6 +5,7 @@ import { formatScope, isSubset, parseScope } from '../../scope.js';
 import { tokenTypeOf, type TokenResponse } from '../tokens.js';
 import { recordEvent } from '../../notify/record.js';
 import type { Grant } from './grant.js';
+import { allowedResources, grantAudience, requestedResources, resolveResources } from '../resource-indicators.js';
 
 type Outcome = { ok: true; response: TokenResponse } | { ok: false; reason: string };
 
@@ -15,8 +16,8 @@ type Outcome = { ok: true; response: TokenResponse } | { ok: false; reason: stri
  */
 export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
-  parameters: new Set(['refresh_token', 'scope']),
-  async handle({ client, params, dpopJkt }, { storage, clock, tokenIssuer, idTokens }) {
+  parameters: new Set(['refresh_token', 'scope', 'resource']),
+  async handle({ client, params, dpopJkt }, { storage, clock, tokenIssuer, idTokens, config }) {
     const hash = sha256(required(params, 'refresh_token'));
     const requested = parseScope(single(params, 'scope'));
     const now = clock.now();
@@ -28,6 +29,8 @@ export const refreshTokenGrant: Grant = {
     // §6: the new scope must not include any scope not originally granted.
     if (requested.length && !isSubset(requested, existing.scope)) throw invalidScope('requested scope exceeds the original grant');
     const scope = requested.length ? requested : existing.scope;
+    // RFC 8707 §2.2: within the grant's resources when it named some, else the client's allowed set.
+    const audience = grantAudience(resolveResources(requestedResources(params), allowedResources(client, config.audience)) ?? [], existing.resources);
     // RFC 9449 §5: a public client's bound refresh token needs a proof by the same key; checked
     // before rotation, so a thief without the key can neither use nor burn it.
     if (existing.dpopJkt !== undefined) {
@@ -47,9 +50,9 @@ export const refreshTokenGrant: Grant = {
       const family = await tx.tokens.getFamily(existing.familyId);
       if (!family || family.revokedAt !== null) return { ok: false, reason: 'grant revoked' };
       const base = { client, userId: existing.userId, familyId: existing.familyId, dpopJkt };
-      const { token, expiresIn } = await tokenIssuer.accessToken(tx, { ...base, scope });
+      const { token, expiresIn } = await tokenIssuer.accessToken(tx, { ...base, scope, audience });
       // §6: the new refresh token keeps the original scope, even when the access token is narrowed.
-      const refresh = await tokenIssuer.refreshToken(tx, { ...base, scope: existing.scope });
+      const refresh = await tokenIssuer.refreshToken(tx, { ...base, scope: existing.scope, resources: existing.resources });
       const response: TokenResponse = { access_token: token, token_type: tokenTypeOf(base), expires_in: expiresIn, scope: formatScope(scope), refresh_token: refresh };
       // OpenID Connect Core §12.2: a fresh ID token when the original grant had openid.
       await idTokens?.attach(tx, response, { client, userId: existing.userId, scope: existing.scope, familyId: existing.familyId, nonce: null });
