@@ -9,7 +9,7 @@ import { Telegraf } from 'telegraf';
 import { Bot as NtbaBot, InputFile as NtbaInputFile } from 'node-telegram-bot-api';
 import { fromPath } from 'node-telegram-bot-api/node';
 import { databaseKinds } from '../helpers/db.js';
-import { ChatApi, botApi, botViaBotFather, signedInPerson, startBotServer, type BotTestServer, type Person } from './support.js';
+import { ChatApi, botApi, botViaBotFather, listen, signedInPerson, startBotServer, type BotTestServer, type Person } from './support.js';
 import { gif, jpeg, multipart, png } from './files-support.js';
 
 type Media = Message.TextMessage & { photo?: PhotoSize[]; document?: Document; caption?: string; caption_entities?: unknown[]; edit_date?: number };
@@ -189,11 +189,40 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal((await fetch(`${server.botUrl}/file/bot${token.slice(0, -1)}x/${path}`)).status, 401);
       assert.equal((await fetch(`${server.botUrl}/file/bot${token}/photos/..%2f..%2fsecret.key`)).status, 404);
 
-      // Sent into gina's chat too, she may read it from then on.
+      // Forwarded into gina's chat, she may read it from then on; a copy takes a new caption.
       const chats = await other.messages('owner_files_bot');
+      const sentMessage = (sent.body.result as Message.PhotoMessage).message_id;
+      const forwarded = await botApi(server.botUrl, token, 'forwardMessage', { chat_id: chats[0]!.chat.id, from_chat_id: hello.chat.id, message_id: sentMessage });
+      assert.deepEqual((forwarded.body.result as Message.PhotoMessage).photo[0]!.file_id, fileId);
+      assert.deepEqual((await personFile(server.botUrl, gina, fileId)).bytes, PHOTO);
+      const copied = await botApi(server.botUrl, token, 'copyMessage', { chat_id: chats[0]!.chat.id, from_chat_id: hello.chat.id, message_id: sentMessage, caption: '<i>copy</i>', parse_mode: 'HTML' });
+      assert.equal(copied.status, 200, JSON.stringify(copied.body));
+      const [copy] = (await other.messages('owner_files_bot', (copied.body.result as { message_id: number }).message_id - 1)) as Media[];
+      assert.equal(copy!.caption, 'copy');
+      assert.deepEqual(copy!.caption_entities, [{ type: 'italic', offset: 0, length: 4 }]);
+      assert.equal(copy!.photo![0]!.file_id, fileId);
       const resent = await botApi(server.botUrl, token, 'sendPhoto', { chat_id: chats[0]!.chat.id, photo: fileId });
       assert.equal(resent.status, 200);
-      assert.deepEqual((await personFile(server.botUrl, gina, fileId)).bytes, PHOTO);
+    });
+
+    it('by HTTP URL only where the outbound guard allows: a loopback address is refused and never asked', async () => {
+      const token = await botViaBotFather(chat, 'Fetcher', 'fetch_refused_bot');
+      const hello = await chat.send('fetch_refused_bot', 'hi');
+      let asked = 0;
+      const site = await listen((_req, res) => {
+        asked++;
+        res.end(PHOTO);
+      });
+      try {
+        for (const url of [`${site.url}/p.png`, 'http://localhost:1/p.png', 'http://169.254.169.254/latest/meta-data', 'ftp://example.com/p.png']) {
+          const r = await botApi(server.botUrl, token, 'sendPhoto', { chat_id: hello.chat.id, photo: url });
+          assert.equal(r.status, 400, url);
+          assert.match(String(r.body.description), /^Bad Request: (failed to get HTTP URL content|wrong file identifier\/HTTP URL specified)$/, url);
+        }
+        assert.equal(asked, 0);
+      } finally {
+        await site.close();
+      }
     });
 
     it('bad values of every new parameter get the Bot API envelope with the right error_code', async () => {
@@ -257,3 +286,43 @@ for (const { kind, skip } of await databaseKinds()) {
     });
   });
 }
+
+describe('files by HTTP URL (private addresses allowed for this test)', () => {
+  let server: BotTestServer;
+  let chat: ChatApi;
+  let site: Awaited<ReturnType<typeof listen>>;
+  before(async () => {
+    server = await startBotServer({ env: { GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
+    chat = new ChatApi(server.botUrl, await signedInPerson(server, 'hugo'));
+    site = await listen((req, res) => {
+      if (req.url === '/chart.png') return void res.end(PHOTO);
+      if (req.url === '/big.png') return void res.end(png(10, 10, 5 * 1024 * 1024));
+      if (req.url === '/files/r%C3%A9sum%C3%A9.pdf') return void res.end(REPORT);
+      if (req.url === '/moved.png') return void res.writeHead(302, { location: '/chart.png' }).end();
+      res.writeHead(404).end();
+    });
+  });
+  after(async () => {
+    await site.close();
+    await server.close();
+  });
+
+  it('sendPhoto and sendDocument fetch the URL once and keep the file (no redirects, 5 MB for photos)', async () => {
+    const token = await botViaBotFather(chat, 'Fetcher', 'fetch_url_bot');
+    const hello = await chat.send('fetch_url_bot', 'hi');
+    const photo = await botApi(server.botUrl, token, 'sendPhoto', { chat_id: hello.chat.id, photo: `${site.url}/chart.png`, caption: 'from the web' });
+    assert.equal(photo.status, 200, JSON.stringify(photo.body));
+    const sizes = (photo.body.result as Message.PhotoMessage).photo;
+    assert.deepEqual([sizes[0]!.width, sizes[0]!.height, sizes[0]!.file_size], [64, 48, PHOTO.length]);
+    assert.deepEqual(await download(server.botUrl, token, sizes[0]!.file_id), PHOTO);
+    const doc = await botApi(server.botUrl, token, 'sendDocument', { chat_id: hello.chat.id, document: `${site.url}/files/r%C3%A9sum%C3%A9.pdf` });
+    const d = (doc.body.result as Message.DocumentMessage).document;
+    assert.equal(d.file_name, 'résumé.pdf');
+    assert.equal(d.mime_type, 'application/pdf');
+    const refused = async (url: string, description: string) =>
+      assert.deepEqual((await botApi(server.botUrl, token, 'sendPhoto', { chat_id: hello.chat.id, photo: url })).body, { ok: false, error_code: 400, description });
+    await refused(`${site.url}/big.png`, 'Bad Request: file is too big');
+    await refused(`${site.url}/moved.png`, 'Bad Request: failed to get HTTP URL content');
+    await refused(`${site.url}/missing.png`, 'Bad Request: failed to get HTTP URL content');
+  });
+});

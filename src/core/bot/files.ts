@@ -150,6 +150,11 @@ export class BotFiles {
     return this.deps.files.grant(f.fileId, chatId);
   }
 
+  /** The files of a forwarded or copied message: the copy's chat may read them too. */
+  async grantIds(fileIds: string[], chatId: number): Promise<void> {
+    for (const id of new Set(fileIds)) await this.deps.files.grant(id, chatId);
+  }
+
   /** getFile: a path to download the file at, for files up to 20 MB. */
   async getFile(bot: BotRecord, fileId: string | undefined): Promise<File> {
     const id = (fileId ?? '').trim();

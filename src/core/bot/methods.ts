@@ -51,7 +51,7 @@ export function botMethods(d: MethodDeps): MethodTable {
     getWebhookInfo({ updates }),
     answerCallbackQuery({ callbacks: d.callbacks }),
     ...profileMethods({ profiles, conversations }),
-    ...chatMethods({ conversations, chats }),
+    ...chatMethods({ conversations, chats, files: d.files }),
     ...fileMethods({ conversations, chats, files: d.files }),
     method('getChat', {
       params: z.object({ chat_id: chatId('chat_id', true) }),

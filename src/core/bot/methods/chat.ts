@@ -2,12 +2,14 @@ import type { ChatMember, MessageOrigin } from '@grammyjs/types';
 import { z } from 'zod';
 import type { Conversations } from '../conversations.js';
 import { badRequest } from '../errors.js';
+import type { BotFiles } from '../files.js';
 import { method, type ApiArgs, type ApiResult } from '../method.js';
 import { botUser, personUser } from '../objects.js';
-import { chatId, field, id, replyMarkup, replyParameters, sendFlags } from '../params.js';
-import type { BotRecord, ChatStore, MessageContent } from '../ports.js';
+import { chatId, field, id, refusing, replyMarkup, replyParameters, sendFlags } from '../params.js';
+import type { BotRecord, ChatStore, MessageContent, StoredMessage } from '../ports.js';
+import { caption, messageCaption } from './edits.js';
 
-type ChatDeps = { conversations: Conversations; chats: ChatStore };
+type ChatDeps = { conversations: Conversations; chats: ChatStore; files: BotFiles };
 
 /** Bot API sendChatAction actions, with the older names the official server still takes. */
 type Action = ApiArgs<'sendChatAction'>['action'];
@@ -24,6 +26,14 @@ async function source(d: ChatDeps, bot: BotRecord, from: number | string, messag
   if (!m) throw badRequest(`message to ${what} not found`);
   if (m.content?.has_protected_content) throw badRequest("message has protected content and can't be forwarded");
   return { person, m };
+}
+
+/** A photo or document travels with its copy, and the copy's chat may read its file. */
+async function media(d: ChatDeps, m: StoredMessage, chatId: number): Promise<MessageContent> {
+  const { photo, document } = m.content ?? {};
+  if (photo) await d.files.grantIds(photo.map((p) => p.file_id), chatId);
+  if (document) await d.files.grantIds([document.file_id], chatId);
+  return { ...(photo ? { photo } : {}), ...(document ? { document } : {}) };
 }
 
 const chatAction = () => field((v): Action | undefined => {
@@ -65,15 +75,16 @@ export const chatMethods = (d: ChatDeps) => [
       const { person: from, m } = await source(d, bot, p.from_chat_id!, p.message_id, 'forward');
       const { person } = await d.conversations.privateChat(bot, p.chat_id!);
       const origin: MessageOrigin = m.content?.forward_origin ?? { type: 'user', date: m.date, sender_user: m.fromBot ? botUser(bot) : personUser(from) };
-      const content: MessageContent = { forward_origin: origin, ...(p.protect_content ? { has_protected_content: true } : {}) };
+      const content: MessageContent = { ...(await media(d, m, person.id)), forward_origin: origin, ...(p.protect_content ? { has_protected_content: true } : {}) };
       const stored = await d.conversations.botWrites(bot, person, { text: m.text, entities: m.entities ?? [] }, { content });
       return (await d.conversations.messageFor(bot, person, stored)) as ApiResult<'forwardMessage'>;
     },
   }),
 
-  /** copyMessage: the same text as a new message of the bot (a text message has no caption to replace); answers its id. */
+  /** copyMessage: the same text or media as a new message of the bot, a photo's or document's caption replaced when one is given; answers its id. */
   method('copyMessage', {
-    params: z.object({ ...repeat, reply_parameters: replyParameters(), reply_markup: replyMarkup() }),
+    params: z.object({ ...repeat, ...caption, reply_parameters: replyParameters(), reply_markup: replyMarkup() })
+      .transform(refusing((p) => ({ ...p, formatted: p.caption === undefined ? undefined : messageCaption(p) }))),
     writesTo: (p) => p.chat_id!,
     async run({ bot }, p) {
       const { m } = await source(d, bot, p.from_chat_id!, p.message_id, 'copy');
@@ -84,8 +95,10 @@ export const chatMethods = (d: ChatDeps) => [
         if (target) replyTo = target.messageId;
         else if (!p.reply_parameters.allow_sending_without_reply) throw badRequest('message to be replied not found');
       }
-      const stored = await d.conversations.botWrites(bot, person, { text: m.text, entities: m.entities ?? [] }, {
-        replyTo, replyMarkup: p.reply_markup ?? null, content: p.protect_content ? { has_protected_content: true } : {},
+      const content = await media(d, m, person.id);
+      const text = (content.photo || content.document) && p.formatted ? p.formatted : { text: m.text, entities: m.entities ?? [] };
+      const stored = await d.conversations.botWrites(bot, person, text, {
+        replyTo, replyMarkup: p.reply_markup ?? null, content: { ...content, ...(p.protect_content ? { has_protected_content: true } : {}) },
       });
       return { message_id: stored.messageId };
     },
