@@ -11,8 +11,10 @@ import { decodeProtectedHeader, errors, jwtVerify, type JWTHeaderParameters } fr
 /**
  * JWS algorithms accepted from anyone (RFC 8725 §3.1, RFC 9068 §4 step 5):
  * asymmetric only, so never `none` and never an HMAC keyed with public material.
+ * `Ed25519` is RFC 9864's fully-specified name for EdDSA with that curve,
+ * which current clients (oauth4webapi, openid-client) put in their JWTs.
  */
-export const ACCEPTED_ALGORITHMS: readonly string[] = ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'];
+export const ACCEPTED_ALGORITHMS: readonly string[] = ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA', 'Ed25519'];
 /**
  * HMAC algorithms, accepted only where the caller says the key is a shared
  * secret the server holds (`client_secret_jwt`, OpenID Connect Core §9), never

@@ -66,7 +66,7 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(((await first.json()) as { error: string }).error, 'use_dpop_nonce');
       const nonce = first.headers.get('dpop-nonce');
       assert.ok(nonce);
-      assert.match(first.headers.get('www-authenticate')!, /DPoP error="use_dpop_nonce", error_description="[^"]+", algs="ES256 RS256 PS256 EdDSA"/);
+      assert.match(first.headers.get('www-authenticate')!, /DPoP error="use_dpop_nonce", error_description="[^"]+", algs="ES256 RS256 PS256 EdDSA Ed25519"/);
       const wrong = await fetch(url, { headers: { authorization: `DPoP ${token}`, dpop: await proof(key, 'GET', url, { ath: ath(token), nonce: `${nonce}x` }) } });
       assert.equal(wrong.status, 401);
       const ok = await fetch(url, { headers: { authorization: `DPoP ${token}`, dpop: await proof(key, 'GET', url, { ath: ath(token), nonce }) } });
@@ -75,7 +75,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const res = await oidc.fetchProtectedResource(config, token, new URL(url), 'GET', undefined, undefined, { DPoP: oidc.getDPoPHandle(config, key) });
       assert.equal(res.status, 200);
       const meta = (await (await fetch(`${fastifyUrl}/.well-known/oauth-protected-resource`)).json()) as Record<string, unknown>;
-      assert.deepEqual(meta.dpop_signing_alg_values_supported, ['ES256', 'RS256', 'PS256', 'EdDSA']);
+      assert.deepEqual(meta.dpop_signing_alg_values_supported, ['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519']);
       assert.equal(meta.dpop_bound_access_tokens_required, false);
     });
 

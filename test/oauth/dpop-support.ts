@@ -3,9 +3,11 @@ import * as jose from 'jose';
 
 /** DPoP keys and proofs made by hand (RFC 9449 §4.2), for the tests in test/oauth/dpop*.test.ts. */
 
+type Pair = Awaited<ReturnType<typeof jose.generateKeyPair>>;
+
 export interface DpopKey {
-  privateKey: CryptoKey;
-  publicKey: CryptoKey;
+  privateKey: Pair['privateKey'];
+  publicKey: Pair['publicKey'];
   jwk: jose.JWK;
   jkt: string;
   alg: string;

@@ -11,7 +11,7 @@ import { ath, dpopKey, proof } from './dpop-support.js';
 
 /** End to end with an independent client (openid-client), then each check of RFC 9449 §4.3 with hand-made proofs. */
 
-const ALGS = 'ES256 RS256 PS256 EdDSA';
+const ALGS = 'ES256 RS256 PS256 EdDSA Ed25519';
 
 const payload = (jwt: string) => jose.decodeJwt(jwt) as Record<string, unknown> & { cnf?: Record<string, string> };
 
@@ -75,7 +75,8 @@ for (const { kind, skip } of await databaseKinds()) {
     it('openid-client: code + PKCE + dpop_jkt for a public client, /user with DPoP, refresh bound to the key (RFC 9449 §5, §7, §10)', async () => {
       const c = await server.createClient({ redirectUris: [REDIRECT], scope: 'user', public: true, trusted: true });
       const config = await oidc.discovery(new URL(server.url), c.id, { token_endpoint_auth_method: 'none' }, oidc.None(), { algorithm: 'oauth2', execute: [oidc.allowInsecureRequests] });
-      const key = await dpopKey('PS256');
+      // oauth4webapi names an Ed25519 key's algorithm Ed25519 (RFC 9864).
+      const key = await dpopKey('EdDSA');
       const DPoP = oidc.getDPoPHandle(config, { privateKey: key.privateKey, publicKey: key.publicKey });
       const { verifier, challenge } = pkce();
       const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'user', state: 'st', code_challenge: challenge, code_challenge_method: 'S256', dpop_jkt: key.jkt });
@@ -92,7 +93,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const asBearer = await get(userUrl, { authorization: `Bearer ${tokens.access_token}` });
       assert.equal(asBearer.status, 401);
       assert.equal(asBearer.body.error, 'invalid_token');
-      assert.match(asBearer.challenge, /^Bearer realm="gatehouse", error="invalid_token", .*DPoP algs="ES256 RS256 PS256 EdDSA"$/);
+      assert.match(asBearer.challenge, /^Bearer realm="gatehouse", error="invalid_token", .*DPoP algs="ES256 RS256 PS256 EdDSA Ed25519"$/);
       // …and at userinfo, which takes bearer tokens only.
       assert.equal((await get(`${server.url}/userinfo`, { authorization: `Bearer ${tokens.access_token}` })).status, 401);
 
@@ -166,7 +167,7 @@ for (const { kind, skip } of await databaseKinds()) {
         ['private key in jwk', await proof(key, 'POST', tokenUrl, { jti }, { jwk: privateJwk })],
         ['bad signature', await new jose.SignJWT({ jti, htm: 'POST', htu: tokenUrl, iat: now }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }).sign(otherPrivate)],
         ['symmetric alg', await new jose.SignJWT({ jti, htm: 'POST', htu: tokenUrl, iat: now })
-          .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: { kty: 'oct', k: 'c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0' } }).sign(new TextEncoder().encode('secretsecretsecretsecretsecret00'))],
+          .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: { kty: 'oct', k: 'c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0' } as jose.JWTHeaderParameters['jwk'] }).sign(new TextEncoder().encode('secretsecretsecretsecretsecret00'))],
         ['alg none', `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'dpop+jwt', jwk: key.jwk })).toString('base64url')}.${Buffer.from(JSON.stringify({ jti, htm: 'POST', htu: tokenUrl, iat: now })).toString('base64url')}.`],
         ['not a JWT', 'garbage'],
         ['two proofs', `${await proof(key, 'POST', tokenUrl)}, ${await proof(key, 'POST', tokenUrl)}`],
@@ -186,7 +187,7 @@ for (const { kind, skip } of await databaseKinds()) {
     it('a proof is single-use (jti): replayed once, and sent twice at the same moment, exactly one succeeds', async () => {
       const c = await server.createClient({ grantTypes: ['client_credentials'], scope: 'read', dpop: true });
       const auth = basic(c.id, c.secret!);
-      const key = await dpopKey('EdDSA');
+      const key = await dpopKey('PS256');
       const p = await proof(key, 'POST', tokenUrl);
       assert.equal((await post(tokenUrl, { grant_type: 'client_credentials' }, { ...auth, dpop: p })).status, 200);
       const replay = await post(tokenUrl, { grant_type: 'client_credentials' }, { ...auth, dpop: p });
@@ -200,7 +201,7 @@ for (const { kind, skip } of await databaseKinds()) {
 
     it('resource server: proofs for another request, token, key, or used twice are 401 invalid_dpop_proof; schemes are not mixed', async () => {
       const c = await server.createClient({ redirectUris: [REDIRECT], scope: 'user', trusted: true });
-      const key = await dpopKey();
+      const key = await dpopKey('RS256');
       const { verifier, challenge } = pkce();
       const back = await authorize(new Agent(server.url), { response_type: 'code', client_id: c.id, redirect_uri: REDIRECT, scope: 'user', state: 's', code_challenge: challenge, code_challenge_method: 'S256' }, { user: alice });
       const t = await post(tokenUrl, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier }, { ...basic(c.id, c.secret!), dpop: await proof(key, 'POST', tokenUrl) });

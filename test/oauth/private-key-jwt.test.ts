@@ -71,7 +71,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const meta = (await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, string[]>;
       assert.ok(meta.token_endpoint_auth_methods_supported!.includes('private_key_jwt'));
       assert.ok(meta.token_endpoint_auth_methods_supported!.includes('client_secret_jwt'));
-      assert.deepEqual(meta.token_endpoint_auth_signing_alg_values_supported, ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA', 'HS256', 'HS384', 'HS512']);
+      assert.deepEqual(meta.token_endpoint_auth_signing_alg_values_supported, ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA', 'Ed25519', 'HS256', 'HS384', 'HS512']);
     });
 
     it('openid-client: client_credentials with PrivateKeyJwt and a registered jwks; the client has no secret', async () => {

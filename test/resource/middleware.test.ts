@@ -78,7 +78,7 @@ describe('bearer middleware (gatehouse/middleware)', () => {
     const missing = await call(`${fastifyUrl}/notes`);
     assert.equal(missing.status, 401);
     // RFC 9449 §7.1: the DPoP challenge beside it names the proof algorithms.
-    assert.equal(missing.challenge, 'Bearer realm="gatehouse", DPoP algs="ES256 RS256 PS256 EdDSA"');
+    assert.equal(missing.challenge, 'Bearer realm="gatehouse", DPoP algs="ES256 RS256 PS256 EdDSA Ed25519"');
     const denied = await call(`${fastifyUrl}/notes`, { method: 'POST', headers: bearer });
     assertBearerError(denied, 403, 'insufficient_scope');
     assert.match(denied.challenge!, /scope="chat email"/);

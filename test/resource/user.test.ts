@@ -53,7 +53,7 @@ for (const { kind, skip } of await databaseKinds()) {
         assert.equal(a.status, 401);
         // No error code; RFC 9728 §5.1 adds where the resource's metadata is.
         // RFC 9449 §7.1: and the DPoP challenge, with the proof algorithms.
-        assert.equal(a.challenge, `Bearer realm="gatehouse", resource_metadata="${api}/.well-known/oauth-protected-resource", DPoP algs="ES256 RS256 PS256 EdDSA"`);
+        assert.equal(a.challenge, `Bearer realm="gatehouse", resource_metadata="${api}/.well-known/oauth-protected-resource", DPoP algs="ES256 RS256 PS256 EdDSA Ed25519"`);
         assert.equal(a.body.error, undefined);
       }
     });

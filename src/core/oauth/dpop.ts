@@ -13,7 +13,7 @@ import type { ReplayStore } from './client-assertion.js';
  */
 
 /** Asymmetric only (§4.2 `alg`), and only these (the metadata's `dpop_signing_alg_values_supported`). */
-export const DPOP_ALGORITHMS: readonly string[] = ['ES256', 'RS256', 'PS256', 'EdDSA'];
+export const DPOP_ALGORITHMS: readonly string[] = ['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519'];
 
 /** A base64url SHA-256 thumbprint is 43 characters (RFC 7638, §10 `dpop_jkt`). */
 export const JKT = /^[A-Za-z0-9_-]{43}$/;
