@@ -6,7 +6,8 @@ export interface Load {
   url: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  /** A Buffer for binary bodies (multipart uploads). */
+  body?: string | Buffer;
   requests?: autocannon.Request[];
   /** Instead of the run's `--connections` (the login scenario queues on argon2 with fewer). */
   connections?: number;

@@ -41,7 +41,7 @@ export function applyReference(rows: Row[]): void {
       return row ? { rps: row.figures.rps, cpu: row.figures.cpuPerRequestUs } : undefined;
     })();
     // Logins are bounded by argon2, not HTTP: a ratio to a bare route says nothing about them.
-    if (c && r.id !== 'login' && !r.id.startsWith('wakeup') && !r.id.startsWith('webhooks')) {
+    if (c && r.id !== 'login' && !r.id.startsWith('wakeup') && !r.id.startsWith('callback') && !r.id.startsWith('webhooks')) {
       r.ratio = r.figures.rps / c.rps;
       r.cpuRatio = c.cpu === undefined || r.figures.cpuPerRequestUs === undefined ? undefined : c.cpu / r.figures.cpuPerRequestUs;
     }

@@ -1,6 +1,7 @@
 import type autocannon from 'autocannon';
 import { loginForm, mintCodes, mintRefreshTokens, PKCE_VERIFIER, signIn, chatToken, createBot, type GatehouseUnderTest } from './gatehouse.js';
 import { wakeupLatency, webhookDelivery } from './latency.js';
+import { callbackRoundTrip, sendPhotoLoad } from './callbacks.js';
 import type { Figures, Load, LoadOptions } from './load.js';
 import type { PeerUnderTest } from './peer.js';
 import { ProofMaker, withProofs } from './dpop.js';
@@ -209,6 +210,27 @@ export function gatehouseScenarios(gh: GatehouseUnderTest, load: LoadOptions): S
         pid,
         run: (l) => wakeupLatency(gh, l, { rate: 200, people: 8 }),
       },
+      {
+        id: 'callback',
+        label: 'callback round trip at ~1,000 presses/s from 8 people: POST /client/chats/<bot>/callback → the bot\'s getUpdates (long poll) → answerCallbackQuery → the press\'s answer; p50/p99 of the press (req/s: presses answered)',
+        pid,
+        run: (l) => callbackRoundTrip(gh, l, 1000),
+      },
+      {
+        id: 'callback-200',
+        label: 'the same at 200 presses/s',
+        pid,
+        run: (l) => callbackRoundTrip(gh, l, 200),
+      },
+      {
+        id: 'send-photo',
+        label: 'Bot API sendPhoto, multipart upload of a 100 KB PNG to a person\'s chat (stored, its size read from the header), flood control off',
+        pid,
+        async prepare() {
+          bot ??= await botWithChat(gh);
+          return sendPhotoLoad(gh, bot);
+        },
+      },
     );
   }
   return out;
@@ -311,5 +333,5 @@ export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[
   ];
 }
 
-export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200',
+export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200', 'callback', 'callback-200', 'send-photo',
   'webhooks', 'webhooks-max', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;

@@ -2,6 +2,7 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, Postgres
 import { botMigration } from './bot/migration.js';
 import { botInteractiveMigration } from './bot/migration-interactive.js';
 import { botFilesMigration } from './bot/files-migration.js';
+import { botCallbackCacheMigration } from './bot/callbacks-migration.js';
 import { notifyMigration } from './notify/migration.js';
 import { notifyBatchesMigration } from './notify/fanout.js';
 import { oidcMigration } from './oidc/migration.js';
@@ -160,6 +161,7 @@ const migrations: Record<string, Migration> = {
   '0015_mfa': mfaMigration,
   '0016_session_use': sessionUseMigration,
   '0018_registration': registrationMigration,
+  '0017_bot_callback_cache': botCallbackCacheMigration,
 };
 
 class StaticProvider implements MigrationProvider {
