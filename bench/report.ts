@@ -142,6 +142,12 @@ export function targetNotes(rows: Row[]): string[] {
         (r.peerRatio === undefined ? '' : `; ${times(r.peerRatio)} node-oidc-provider${peerCpu(r)} — target ≥ 2×: ${met(r.peerRatio >= 2)}`));
     }
     if (r.id === 'user' && r.ratio !== undefined) notes.push(`/user with a JWT (${r.db}): ${percent(r.ratio)} of the API's bare /healthz${cpu(r)} — target ≥ 50%: ${met(r.ratio >= 0.5)}`);
+    if ((r.id === 'cc-dpop' || r.id === 'user-dpop') && r.ratio !== undefined) {
+      // The cost of DPoP (RFC 9449): the same request without it is the row's ceiling.
+      const base = rows.find((b) => b.db === r.db && b.id === r.id.replace('-dpop', ''))?.figures.cpuPerRequestUs;
+      const extra = base !== undefined && f.cpuPerRequestUs !== undefined ? `, +${(f.cpuPerRequestUs - base).toFixed(0)} µs CPU per request` : '';
+      notes.push(`${r.id === 'cc-dpop' ? 'client_credentials' : '/user'} with DPoP (${r.db}): ${percent(r.ratio)} of the same without DPoP${cpu(r)}${extra}`);
+    }
     if (r.id === 'login') notes.push(`password login (${r.db}): ${f.rps.toFixed(0)}/s — target ≥ 150/s: ${met(f.rps >= 150)}`);
     if (r.id === 'send' && r.ratio !== undefined) notes.push(`sendMessage (${r.db}): ${percent(r.ratio)} of bare Fastify${cpu(r)} — target ≥ 30%: ${met(r.ratio >= 0.3)}`);
     if (r.id === 'wakeup' || r.id === 'wakeup-200') notes.push(`getUpdates wake-up (${r.db}): p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms at ${f.rps.toFixed(0)} messages/s — target p99 < 10 ms: ${met(f.p99 < 10)}`);
