@@ -7,7 +7,28 @@ const api = document.body.dataset.api;
 const profile = document.getElementById('profile');
 const info = document.getElementById('token-info');
 
+/** Initials for the avatar: the first letters of the first two words of the name, else of the username. */
+function initials(fields) {
+  const words = String(fields.name || fields.username || '?').trim().split(/\s+/);
+  return words.slice(0, 2).map((w) => Array.from(w)[0] || '').join('').toUpperCase();
+}
+
 function show(fields) {
+  const head = document.createElement('div');
+  head.className = 'profile-head';
+  const avatar = document.createElement('div');
+  avatar.className = 'avatar';
+  avatar.setAttribute('aria-hidden', 'true');
+  avatar.textContent = initials(fields);
+  const who = document.createElement('div');
+  const name = document.createElement('p');
+  name.className = 'profile-name';
+  name.textContent = fields.name || fields.username;
+  const user = document.createElement('p');
+  user.className = 'profile-user';
+  user.textContent = fields.email ? `@${fields.username} · ${fields.email}` : `@${fields.username}`;
+  who.append(name, user);
+  head.append(avatar, who);
   const dl = document.createElement('dl');
   for (const [k, v] of Object.entries(fields)) {
     const dt = document.createElement('dt');
@@ -17,7 +38,7 @@ function show(fields) {
     dd.dataset.field = k;
     dl.append(dt, dd);
   }
-  profile.replaceChildren(dl);
+  profile.replaceChildren(head, dl);
 }
 
 function fail(text) {
