@@ -5,6 +5,7 @@ import { callbackRoundTrip, sendPhotoLoad } from './callbacks.js';
 import type { Figures, Load, LoadOptions } from './load.js';
 import type { PeerUnderTest } from './peer.js';
 import { ProofMaker, withProofs } from './dpop.js';
+import { backchannelScenarios } from './backchannel.js';
 
 export interface Scenario {
   id: string;
@@ -138,6 +139,8 @@ export function gatehouseScenarios(gh: GatehouseUnderTest, load: LoadOptions): S
     { id: 'introspect', label: 'introspection of a JWT access token (POST /oauth/check_token)', pid, peer: 'peer-introspect', prepare: async () => post('/oauth/check_token', gh.introspector.basic, `token=${gh.jwt}`) },
     { id: 'introspect-opaque', label: 'introspection of an opaque access token (a stored-token lookup)', pid, peer: 'peer-introspect', prepare: async () => post('/oauth/check_token', gh.introspector.basic, `token=${gh.opaque}`) },
   ];
+  // Device authorization and CIBA: a client polling while its person decides.
+  out.push(...backchannelScenarios(gh, load, pid));
   if (gh.apiUrl) {
     out.push(
       { id: 'api-healthz', label: 'the resource server\'s own GET /healthz (same process, no token): the ceiling of `user`', pid, prepare: async () => ({ url: `${gh.apiUrl}/healthz` }) },
@@ -333,5 +336,5 @@ export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[
   ];
 }
 
-export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200', 'callback', 'callback-200', 'send-photo',
+export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'device-poll', 'ciba-poll', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200', 'callback', 'callback-200', 'send-photo',
   'webhooks', 'webhooks-max', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;

@@ -26,6 +26,10 @@ export function chatText(e: NotifyEvent): string {
       return `You granted ${str(d.client_name)} access to your account (${list(d.scope)}) at ${at}.`;
     case 'consent.denied':
       return `${str(d.client_name)} was refused access (${list(d.scope)}) at ${at}.`;
+    case 'device.approved':
+      return `You let a device sign in to your account as ${str(d.client_name)} (${list(d.scope)}) at ${at}.`;
+    case 'ciba.approved':
+      return `You allowed ${str(d.client_name)} (${list(d.scope)})${d.binding_message ? ` for "${str(d.binding_message)}"` : ''} at ${at}.`;
     case 'refresh_token.reuse_detected':
       return `Warning: a sign-in of client ${str(d.client_id)} was replayed (a used refresh token came back). Gatehouse revoked that sign-in to protect your account.`;
     case 'authorization_code.reuse_detected':

@@ -54,29 +54,33 @@ export class SqlBackchannelStore implements BackchannelStore {
   }
 
   async poll(kind: BackchannelKind, secretHash: string, clientId: string, now: number): Promise<PollOutcome> {
-    const r = await this.db.selectFrom('backchannel_requests').selectAll().where('secret_hash', '=', secretHash).where('kind', '=', kind).executeTakeFirst();
+    // The usual answer (still pending, polled in time) in one statement: the poll is admitted only when a
+    // full interval has passed since the last admitted one.
+    const admitted = await this.db.updateTable('backchannel_requests').set({ last_poll_at: now })
+      .where('secret_hash', '=', secretHash).where('kind', '=', kind).where('client_id', '=', clientId)
+      .where('consumed_at', 'is', null).where('expires_at', '>', now)
+      .where((w) => w.or([w('last_poll_at', 'is', null), w(sql<number>`last_poll_at + interval_s * 1000`, '<=', now)]))
+      .returning(['id', 'status'])
+      .executeTakeFirst();
+    if (admitted) {
+      if (admitted.status === 'pending') return { kind: 'pending' };
+      if (admitted.status === 'denied') return { kind: 'denied' };
+      const burnt = await this.db.updateTable('backchannel_requests').set({ consumed_at: now })
+        .where('id', '=', admitted.id).where('status', '=', 'approved').where('consumed_at', 'is', null)
+        .returningAll().executeTakeFirst();
+      return burnt ? { kind: 'approved', request: toRequest(burnt) } : { kind: 'used' };
+    }
+    const r = await this.db.selectFrom('backchannel_requests').select(['id', 'client_id', 'consumed_at', 'expires_at'])
+      .where('secret_hash', '=', secretHash).where('kind', '=', kind).executeTakeFirst();
     // Another client's code is as good as none (RFC 8628 §3.4: the device_code is bound to its client).
     if (!r || r.client_id !== clientId) return { kind: 'unknown' };
     if (r.consumed_at !== null) return { kind: 'used' };
     if (Number(r.expires_at) <= now) return { kind: 'expired' };
-    // Admitted only when a full interval has passed since the last admitted poll.
-    const admitted = await this.db.updateTable('backchannel_requests').set({ last_poll_at: now })
-      .where('id', '=', r.id)
-      .where((w) => w.or([w('last_poll_at', 'is', null), w(sql<number>`last_poll_at + interval_s * 1000`, '<=', now)]))
-      .executeTakeFirst();
-    if (Number(admitted.numUpdatedRows) !== 1) {
-      await this.db.updateTable('backchannel_requests')
-        .set({ interval_s: sql<number>`interval_s + ${SLOW_DOWN_SECONDS}`, last_poll_at: now })
-        .where('id', '=', r.id).execute();
-      return { kind: 'slow_down' };
-    }
-    const current = await this.db.selectFrom('backchannel_requests').select(['status']).where('id', '=', r.id).executeTakeFirst();
-    if (current?.status === 'pending') return { kind: 'pending' };
-    if (current?.status === 'denied') return { kind: 'denied' };
-    const burnt = await this.db.updateTable('backchannel_requests').set({ consumed_at: now })
-      .where('id', '=', r.id).where('status', '=', 'approved').where('consumed_at', 'is', null)
-      .returningAll().executeTakeFirst();
-    return burnt ? { kind: 'approved', request: toRequest(burnt) } : { kind: 'used' };
+    // Too soon: RFC 8628 §3.5, the interval grows by 5 seconds for every later poll.
+    await this.db.updateTable('backchannel_requests')
+      .set({ interval_s: sql<number>`interval_s + ${SLOW_DOWN_SECONDS}`, last_poll_at: now })
+      .where('id', '=', r.id).execute();
+    return { kind: 'slow_down' };
   }
 
   async decide(id: string, userId: string, status: 'approved' | 'denied', now: number): Promise<boolean> {
