@@ -6,10 +6,14 @@ export const PG_URL = process.env.GATEHOUSE_TEST_PG_URL ?? 'postgres://postgres@
 
 let pgUp: Promise<boolean> | undefined;
 
-/** PostgreSQL reachable? With CI=true a missing server is a failure, not a skip. */
+/**
+ * PostgreSQL reachable? With CI=true a missing server is a failure, not a skip.
+ * The connect timeout is generous: on a loaded machine a first connection can take seconds, and in CI a
+ * slow answer must not read as a missing server.
+ */
 export function postgresAvailable(): Promise<boolean> {
   pgUp ??= (async () => {
-    const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+    const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 15_000 });
     try {
       await c.connect();
       await c.end();

@@ -8,7 +8,7 @@ let up: Promise<boolean> | undefined;
 /** Redis reachable? With CI=true a missing server is a failure, not a skip. */
 export function redisAvailable(): Promise<boolean> {
   up ??= (async () => {
-    const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+    const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 15_000 });
     try {
       await r.connect();
       await r.ping();

@@ -1,6 +1,7 @@
 import type { Message, Update } from '@grammyjs/types';
 import type { Clock, UserStore } from '../ports.js';
 import { detectEntities } from './detect.js';
+import { PersonWriteGroups } from './group-writes.js';
 import { badRequest, forbidden } from './errors.js';
 import type { FormattedText } from './format.js';
 import type { ReplyMarkup } from './keyboards.js';
@@ -42,7 +43,11 @@ export interface Written {
  * Shared by the Bot API methods, BotFather and the people's chat client.
  */
 export class Conversations {
-  constructor(private readonly deps: ConversationDeps) {}
+  private readonly groups: PersonWriteGroups;
+
+  constructor(private readonly deps: ConversationDeps) {
+    this.groups = new PersonWriteGroups(deps.storage);
+  }
 
   /** The person a bot addresses by chat_id, with their chat; "chat not found" unless they wrote first (Bot API: bots cannot start chats). */
   async privateChat(bot: BotRecord, chat: number | string): Promise<{ person: Person; chat: ChatRecord }> {
@@ -86,8 +91,9 @@ export class Conversations {
 
   /**
    * A person writes to a bot: the message, the chat (on first contact) and
-   * the bot's update are stored in one transaction, then waiting long polls
-   * and the webhook deliverer are woken. Accounts answered in-process
+   * the bot's update are stored in one transaction (shared with the messages
+   * other people send at the same moment: group-writes.ts), then waiting long
+   * polls and the webhook deliverer are woken. Accounts answered in-process
    * (BotFather, no token) get no update: their caller answers them.
    */
   async personWrites(userId: string, botUsername: string, rawText: string): Promise<Written> {
@@ -100,17 +106,10 @@ export class Conversations {
     const person = await this.person(userId);
     const now = clock.now();
     const entities = detectEntities(text);
-    const { stored, chat, update } = await storage.transaction(async (tx) => {
-      const chat = await tx.chats.open(bot.id, person.id, userId, now);
-      const stored = await tx.chats.addMessage({
-        botId: bot.id, chatId: person.id, fromBot: false, date: secs(now), text, entities: entities.length ? entities : null, replyToMessageId: null,
-      }, now);
-      let update: Update | undefined;
-      if (bot.tokenHash !== null && wantsUpdate(bot, 'message')) {
-        const payload = messageObject(stored, bot, person);
-        update = await tx.updates.add(bot.id, person.id, (update_id) => ({ update_id, message: payload } as Update), now);
-      }
-      return { stored, chat, update };
+    const gets = bot.tokenHash !== null && wantsUpdate(bot, 'message');
+    const { stored, chat, update } = await this.groups.write({
+      bot, person, userId, text, entities: entities.length ? entities : null, date: secs(now), now,
+      ...(gets ? { update: (m: StoredMessage) => (update_id: number) => ({ update_id, message: messageObject(m, bot, person) } as Update) } : {}),
     });
     wakeups.publish(topics.chat(bot.id, person.id), chatChange.added(stored.messageId));
     if (update) wakeups.publish(topics.updates(bot.id), String(update.update_id));

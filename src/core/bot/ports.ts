@@ -190,6 +190,8 @@ export interface UpdateStore {
    * from a random start) and stores the update `build` makes with it.
    */
   add(botId: number, chatId: number | null, build: (updateId: number) => Update, now: number): Promise<Update>;
+  /** Several updates with consecutive ids from one allocation (call inside a transaction), in the order given. */
+  addMany(botId: number, items: { chatId: number | null; build: (updateId: number) => Update }[], now: number): Promise<Update[]>;
   /** Updates with update_id >= fromId (all when undefined), oldest first. */
   list(botId: number, fromId: number | undefined, limit: number): Promise<StoredUpdate[]>;
   /** Confirms (deletes) every update below `updateId`. */

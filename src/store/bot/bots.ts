@@ -101,9 +101,9 @@ export class SqlBotStore implements BotStore {
   }
 }
 
-/** Atomic next update_id of a bot (one statement; both dialects support RETURNING). */
-export async function nextUpdateId(db: Kysely<DB>, id: number): Promise<number> {
-  const r = await db.updateTable('bots').set({ last_update_id: sql<number>`last_update_id + 1` })
+/** Atomically takes `count` update_ids of a bot and returns the last (one statement; both dialects support RETURNING). */
+export async function nextUpdateId(db: Kysely<DB>, id: number, count = 1): Promise<number> {
+  const r = await db.updateTable('bots').set({ last_update_id: sql<number>`last_update_id + ${count}` })
     .where('id', '=', id).returning('last_update_id').executeTakeFirstOrThrow();
   return Number(r.last_update_id);
 }

@@ -1,6 +1,6 @@
 import type { MessageEntity } from '@grammyjs/types';
-import type { Kysely } from 'kysely';
-import { sql, SqliteAdapter } from 'kysely';
+import type { Kysely, QueryCreator } from 'kysely';
+import { PostgresAdapter, sql, SqliteAdapter } from 'kysely';
 import type { ReplyMarkup } from '../../core/bot/keyboards.js';
 import type { ChatRecord, ChatStore, MessageContent, MessagePatch, NewMessage, StoredMessage } from '../../core/bot/ports.js';
 import type { BotChatsTable, BotMessagesTable, DB } from '../schema.js';
@@ -21,7 +21,10 @@ const markupColumn = (m: ReplyMarkup | null | undefined) => (m ? JSON.stringify(
 export class SqlChatStore implements ChatStore {
   constructor(private readonly db: Kysely<DB>) {}
 
+  /** The chat, created on first contact: a read in the common case, the insert only when it is missing. */
   async open(botId: number, chatId: number, userId: string, now: number): Promise<ChatRecord> {
+    const existing = await this.get(botId, chatId);
+    if (existing) return existing;
     await this.db.insertInto('bot_chats').values({ bot_id: botId, chat_id: chatId, user_id: userId, last_message_id: 0, state: null, created_at: now, updated_at: now })
       .onConflict((oc) => oc.columns(['bot_id', 'chat_id']).doNothing()).execute();
     return (await this.get(botId, chatId))!;
@@ -41,16 +44,29 @@ export class SqlChatStore implements ChatStore {
     await this.db.updateTable('bot_chats').set({ state }).where('bot_id', '=', botId).where('chat_id', '=', chatId).execute();
   }
 
-  /** message_id comes from one UPDATE … RETURNING on the chat row: concurrent senders never share one. */
+  /**
+   * message_id comes from one UPDATE … RETURNING on the chat row: concurrent
+   * senders never share one. PostgreSQL: the counter and the insert in one
+   * statement (a data-modifying WITH), one round trip and atomic by itself.
+   */
   async addMessage(m: NewMessage, now: number): Promise<StoredMessage> {
-    const r = await this.db.updateTable('bot_chats').set({ last_message_id: sql<number>`last_message_id + 1`, updated_at: now })
-      .where('bot_id', '=', m.botId).where('chat_id', '=', m.chatId).returning('last_message_id').executeTakeFirstOrThrow();
-    const messageId = Number(r.last_message_id);
-    await this.db.insertInto('bot_messages').values({
-      bot_id: m.botId, chat_id: m.chatId, message_id: messageId, from_bot: m.fromBot ? 1 : 0, date: m.date, text: m.text,
+    const values = {
+      bot_id: m.botId, chat_id: m.chatId, from_bot: m.fromBot ? 1 : 0, date: m.date, text: m.text,
       entities: m.entities ? JSON.stringify(m.entities) : null, reply_to_message_id: m.replyToMessageId, edit_date: null,
       reply_markup: markupColumn(m.replyMarkup), content: m.content ? JSON.stringify(m.content) : null,
-    }).execute();
+    };
+    const bump = (db: QueryCreator<DB>) => db.updateTable('bot_chats').set({ last_message_id: sql<number>`last_message_id + 1`, updated_at: now })
+      .where('bot_id', '=', m.botId).where('chat_id', '=', m.chatId).returning('last_message_id');
+    let messageId: number;
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      const r = await this.db.with('n', bump)
+        .insertInto('bot_messages').values({ ...values, message_id: (eb) => eb.selectFrom('n').select('n.last_message_id') })
+        .returning('message_id').executeTakeFirstOrThrow();
+      messageId = Number(r.message_id);
+    } else {
+      messageId = Number((await bump(this.db).executeTakeFirstOrThrow()).last_message_id);
+      await this.db.insertInto('bot_messages').values({ ...values, message_id: messageId }).execute();
+    }
     return { ...m, messageId, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null };
   }
 

@@ -14,12 +14,18 @@ export class SqlUpdateStore implements UpdateStore {
 
   /** Call inside a transaction: the id allocation and the insert commit together. */
   async add(botId: number, chatId: number | null, build: (updateId: number) => Update, now: number): Promise<Update> {
-    const updateId = await nextUpdateId(this.db, botId);
-    const update = build(updateId);
-    await this.db.insertInto('bot_updates').values({
-      bot_id: botId, update_id: updateId, chat_id: chatId, payload: JSON.stringify(update), created_at: now, attempts: 0, next_attempt_at: 0,
-    }).execute();
-    return update;
+    return (await this.addMany(botId, [{ chatId, build }], now))[0]!;
+  }
+
+  /** One counter update for all of them, then one multi-row insert (call inside a transaction). */
+  async addMany(botId: number, items: { chatId: number | null; build: (updateId: number) => Update }[], now: number): Promise<Update[]> {
+    if (items.length === 0) return [];
+    const first = (await nextUpdateId(this.db, botId, items.length)) - items.length + 1;
+    const updates = items.map((it, k) => it.build(first + k));
+    await this.db.insertInto('bot_updates').values(updates.map((u, k) => ({
+      bot_id: botId, update_id: first + k, chat_id: items[k]!.chatId, payload: JSON.stringify(u), created_at: now, attempts: 0, next_attempt_at: 0,
+    }))).execute();
+    return updates;
   }
 
   async list(botId: number, fromId: number | undefined, limit: number): Promise<StoredUpdate[]> {

@@ -1,0 +1,111 @@
+import type { Update } from '@grammyjs/types';
+import type { MessageEntity } from '@grammyjs/types';
+import type { BotRecord, BotStorage, BotStores, ChatRecord, Person, StoredMessage } from './ports.js';
+
+/** A person's message waiting for the next group commit. */
+export interface PersonWrite {
+  bot: BotRecord;
+  person: Person;
+  userId: string;
+  text: string;
+  entities: MessageEntity[] | null;
+  date: number;
+  now: number;
+  /** Builds the bot's update for the stored message; absent: the bot gets none (BotFather, allowed_updates). */
+  update?: (stored: StoredMessage) => (updateId: number) => Update;
+}
+
+export interface PersonWritten {
+  stored: StoredMessage;
+  chat: ChatRecord;
+  update?: Update;
+}
+
+interface Waiting {
+  write: PersonWrite;
+  resolve(r: PersonWritten): void;
+  reject(err: unknown): void;
+}
+
+/** Writes per transaction: a bounded transaction and a bounded multi-row insert. */
+const MAX_GROUP = 200;
+
+/**
+ * Group commit for people's messages. Each message needs the chat row (its
+ * message counter) and the bot row (its update counter) inside one
+ * transaction, and the bot row is the same for everyone writing to that bot:
+ * on PostgreSQL its lock is held until the commit has reached the disk, so one
+ * transaction per message would serialise every person behind one fsync each.
+ * The messages that arrive while a group commits go into the next group, one
+ * transaction for all, one update-id allocation per bot. Locks are taken in
+ * one order (chats by bot and chat, then bots by id), so two groups in two
+ * processes cannot deadlock. Each caller's promise settles once its own
+ * message has committed: nothing is answered before it is stored. A group that
+ * fails is retried message by message, so one write's error is its own.
+ */
+export class PersonWriteGroups {
+  private queue: Waiting[] = [];
+  private running = false;
+
+  constructor(private readonly storage: BotStorage) {}
+
+  write(w: PersonWrite): Promise<PersonWritten> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ write: w, resolve, reject });
+      if (!this.running) {
+        this.running = true;
+        // After this turn of the event loop: messages read in the same turn share one commit.
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length) {
+      const group = this.queue.splice(0, MAX_GROUP);
+      try {
+        const results = await this.storage.transaction((tx) => writeGroup(tx, group.map((g) => g.write)));
+        group.forEach((g, i) => g.resolve(results[i]!));
+      } catch {
+        // Alone, each write meets its own fate (a deadlock or a dropped connection is retried once this way).
+        await Promise.all(group.map(async (g) => {
+          try {
+            g.resolve((await this.storage.transaction((tx) => writeGroup(tx, [g.write])))[0]!);
+          } catch (err) {
+            g.reject(err);
+          }
+        }));
+      }
+    }
+    this.running = false;
+  }
+}
+
+const byChat = (a: PersonWrite, b: PersonWrite) => a.bot.id - b.bot.id || a.person.id - b.person.id;
+
+/** The group's writes in lock order; results in the callers' order. */
+async function writeGroup(tx: BotStores, writes: PersonWrite[]): Promise<PersonWritten[]> {
+  const order = writes.map((w, i) => ({ w, i })).sort((x, y) => byChat(x.w, y.w));
+  const out: PersonWritten[] = new Array(writes.length);
+  const chats = new Map<string, ChatRecord>();
+  for (const { w, i } of order) {
+    const key = `${w.bot.id}:${w.person.id}`;
+    let chat = chats.get(key);
+    if (!chat) {
+      chat = await tx.chats.open(w.bot.id, w.person.id, w.userId, w.now);
+      chats.set(key, chat);
+    }
+    const stored = await tx.chats.addMessage({
+      botId: w.bot.id, chatId: w.person.id, fromBot: false, date: w.date, text: w.text, entities: w.entities, replyToMessageId: null,
+    }, w.now);
+    out[i] = { stored, chat };
+  }
+  // Bot rows last, in id order: one counter update per bot for all its updates in the group.
+  const perBot = new Map<number, { w: PersonWrite; i: number }[]>();
+  for (const o of order) if (o.w.update) perBot.set(o.w.bot.id, [...(perBot.get(o.w.bot.id) ?? []), o]);
+  for (const [botId, list] of perBot) {
+    const updates = await tx.updates.addMany(botId, list.map(({ w, i }) => ({ chatId: w.person.id, build: w.update!(out[i]!.stored) })), list[0]!.w.now);
+    list.forEach(({ i }, k) => (out[i]!.update = updates[k]));
+  }
+  return out;
+}
