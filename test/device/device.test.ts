@@ -4,7 +4,10 @@ import * as oidc from 'openid-client';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
 import { signedIn, type SignedIn } from '../helpers/people.js';
+import type { Kysely } from 'kysely';
 import { DEVICE_GRANT_TYPE } from '../../src/core/oauth/device.js';
+import type { SqlStorage } from '../../src/store/index.js';
+import type { DB } from '../../src/store/schema.js';
 import { buttonsOf, lastId, linkedPerson, nextMessage, postForm, press, startChatServer, type ChatServer } from './support.js';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
@@ -43,6 +46,8 @@ for (const { kind, skip } of await databaseKinds()) {
     };
     const poll = (deviceCode: string, c = tv) => postForm(token(), { grant_type: DEVICE_GRANT_TYPE, device_code: deviceCode }, c);
     const wait = (s: number) => new Promise((r) => setTimeout(r, s * 1000 + 50));
+    const rows = async () => Number((await ((server.gh.storage as unknown as SqlStorage).database.db as Kysely<DB>)
+      .selectFrom('backchannel_requests').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
     before(async () => {
       server = await startChatServer(kind);
@@ -159,6 +164,7 @@ for (const { kind, skip } of await databaseKinds()) {
 
     it('bad values: RFC 6749 §5.2 errors, never a 5xx, nothing stored', async () => {
       const before = await server.gh.storage.events.list({ limit: 1000 });
+      const stored = await rows();
       const cases: [Record<string, string>, { id: string; secret?: string | undefined } | undefined, number, string][] = [
         [{ scope: 'admin' }, tv, 400, 'invalid_scope'],
         [{ scope: 'user' }, { id: 'nobody' }, 401, 'invalid_client'],
@@ -187,6 +193,7 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.ok(json.status < 500);
       const after = await server.gh.storage.events.list({ limit: 1000 });
       assert.equal(after.filter((e) => e.type.startsWith('device.')).length, before.filter((e) => e.type.startsWith('device.')).length);
+      assert.equal(await rows(), stored, 'no request stored');
     });
 
     it('a linked chat gets the request with Approve/Deny; a forged button does nothing', async () => {
