@@ -20,6 +20,7 @@ import { TokenEndpoint } from './core/oauth/token-endpoint.js';
 import { PushedAuthorization } from './core/oauth/par.js';
 import { ClientAssertions } from './core/oauth/client-assertion.js';
 import { DynamicRegistration } from './core/oauth/registration.js';
+import { tokenExchangeGrant } from './core/oauth/grants/token-exchange.js';
 import { DpopVerifier } from './core/oauth/dpop.js';
 import { clientAssertionAudiences } from './core/oauth/client-options.js';
 import { TokenIssuer } from './core/oauth/tokens.js';
@@ -159,6 +160,9 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   // RFC 9449: proofs' jtis go to the same replay table as client assertions' (one across processes).
   const dpop = new DpopVerifier({ replay: sql.currentOAuth.replay, clock });
   const tokenEndpoint = new TokenEndpoint({ storage, config: oauth, clock, tokenIssuer, login, idTokens, clientThrottle, clientAssertions, dpop });
+  const inspector = new TokenInspector({ stores: storage, keys, config: oauth, clock });
+  // RFC 8693: subject and actor tokens are looked up as introspection does.
+  tokenEndpoint.register(tokenExchangeGrant((t) => inspector.inspect(t)));
   const sessions = new SessionManager(storage.sessions, clock, config.sessionTtl * 1000);
   const authorization = new AuthorizationEndpoint({ storage, config: oauth, clock, tokenIssuer });
   const par = new PushedAuthorization({
@@ -186,7 +190,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     tokenIssuer,
     tokenEndpoint,
     authorization,
-    inspector: new TokenInspector({ stores: storage, keys, config: oauth, clock }),
+    inspector,
     sessions,
     login,
     clientThrottle,
