@@ -41,7 +41,7 @@ function page(gh: Gatehouse, botUrl: string): string {
     <div id="reply-keyboard" class="reply-keyboard" aria-label="Keyboard" hidden></div>
     <form id="compose" autocomplete="off" hidden>
       <label for="text" class="visually-hidden">Message</label>
-      <textarea id="text" name="text" rows="1" placeholder="Write a message… (Shift+Enter for a new line)" maxlength="4096" required></textarea>
+      <textarea id="text" name="text" rows="1" placeholder="Write a message…" title="Enter sends, Shift+Enter starts a new line" maxlength="4096" required></textarea>
       <button class="primary" type="submit">Send</button>
     </form>
   </section>

@@ -397,7 +397,11 @@
     $('command-list').hidden = true;
     commandCache.delete(bot);
     $('compose').hidden = false;
-    for (const b of document.querySelectorAll('#chats button')) b.toggleAttribute('aria-current', b.dataset.bot === bot);
+    // aria-current="true", as the chat list draws it and the style selects it (toggleAttribute would leave it empty).
+    for (const b of document.querySelectorAll('#chats button')) {
+      if (b.dataset.bot === bot) b.setAttribute('aria-current', 'true');
+      else b.removeAttribute('aria-current');
+    }
     poller = new AbortController();
     poll(bot, poller.signal);
     $('text').focus();
