@@ -85,11 +85,12 @@ export async function readiness(gh: Gatehouse, reply: FastifyReply): Promise<Fas
  * CORS for endpoints that take bearer tokens ({api_url}/user, userinfo): a
  * bearer token is not an ambient credential, so any origin may call with one
  * (a client's code running in the browser calls the API, from the client's own origin).
+ * A browser client using DPoP sends the `DPoP` header and reads `DPoP-Nonce` (RFC 9449 §7.1, §9).
  */
 export const BEARER_CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST',
-  'access-control-allow-headers': 'Authorization, Content-Type',
-  'access-control-expose-headers': 'WWW-Authenticate',
+  'access-control-allow-headers': 'Authorization, Content-Type, DPoP',
+  'access-control-expose-headers': 'WWW-Authenticate, DPoP-Nonce',
   'access-control-max-age': '600',
 } as const;

@@ -146,6 +146,12 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(bad.status, 400);
     });
 
+    it('CORS: a browser client may send the DPoP header to /user and read DPoP-Nonce', async () => {
+      const pre = await fetch(userUrl, { method: 'OPTIONS', headers: { origin: 'https://spa.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization, dpop' } });
+      assert.match(pre.headers.get('access-control-allow-headers') ?? '', /\bDPoP\b/);
+      assert.match(pre.headers.get('access-control-expose-headers') ?? '', /\bDPoP-Nonce\b/);
+    });
+
     it('token endpoint: each bad proof is 400 invalid_dpop_proof with no token, and leaves its jti unused', async () => {
       const c = await server.createClient({ grantTypes: ['client_credentials'], scope: 'read', tokenFormat: 'opaque', dpop: true });
       const auth = basic(c.id, c.secret!);
