@@ -149,7 +149,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     ? new NotifyBotApi(notifyTransport(outbound.configured.request), { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token: config.notifyBotToken })
     : undefined;
   const mfa = createMfa({
-    store: sql.mfa, users: storage.users, hasher, clock, events: storage.events, limits: storage.rateLimits, issuerName: 'Gatehouse',
+    store: sql.mfa, users: storage.users, hasher, clock, events: storage.events, limits: storage.rateLimits, issuerName: 'Gatehouse', authUrl: () => oauth.issuer,
     bot: notifyBot, actions: chatActions, locks: consoleStore, log,
   });
   const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore, (id) => mfa.factors.required(id));

@@ -6,17 +6,21 @@ import { ChatApproval } from './approval.js';
 import { SecondFactors } from './factors.js';
 import type { MfaStore } from './ports.js';
 import { SecondStep } from './second-step.js';
+import { Passkeys } from './passkeys.js';
 
 export interface Mfa {
   factors: SecondFactors;
   secondStep: SecondStep;
   approval: ChatApproval;
+  passkeys: Passkeys;
   store: MfaStore;
 }
 
 /** Second factors, the second step of sign-in and approval in chat, wired on one store (src/gatehouse.ts). */
 export function createMfa(deps: {
   store: MfaStore; users: UserStore; hasher: PasswordHasher; clock: Clock; events: EventStore; limits: RateLimitStore; issuerName: string;
+  /** {auth_url}: the passkeys' origin and relying party id. */
+  authUrl: () => string;
   bot: NotifyBotApi | undefined; actions: ChatActions;
   locks: { isLocked(userId: string): Promise<boolean>; setLocked(userId: string, at: number | null): Promise<boolean> };
   log?: { warn(obj: object, msg: string): void };
@@ -30,5 +34,6 @@ export function createMfa(deps: {
   });
   approval.register(deps.actions);
   const secondStep = new SecondStep({ store, factors, approval, users, events, clock, wakeups, isLocked: (id) => deps.locks.isLocked(id) });
-  return { factors, secondStep, approval, store };
+  const passkeys = new Passkeys({ store, factors, users, clock, authUrl: deps.authUrl });
+  return { factors, secondStep, approval, passkeys, store };
 }

@@ -12,6 +12,7 @@ import { oidcRoutes } from './oidc-routes.js';
 import { accountRoutes } from './account-routes.js';
 import { securityRoutes } from './security-routes.js';
 import { secondStepRoutes } from './second-step-routes.js';
+import { passkeyRoutes } from './passkey-routes.js';
 import { federationRoutes } from './federation-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
 import { registrationRoutes } from './registration-routes.js';
@@ -70,6 +71,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
     await accountRoutes(pages, gh);
     await securityRoutes(pages, gh);
     await secondStepRoutes(pages, gh);
+    await passkeyRoutes(pages, gh);
     await devicePages(pages, gh);
     await federationRoutes(pages, gh);
   });

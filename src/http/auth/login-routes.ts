@@ -9,6 +9,7 @@ import { stylesheet } from '../pages/style.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { signInWithLinks } from './federation-routes.js';
 import { startSecondStep } from './second-step-routes.js';
+import { withPasskeyLink } from '../pages/passkeys.js';
 import { formBody, paramsOf } from '../input.js';
 import { clearSession, csrfCookie, cookieOptions, currentSession, logUndelivered, safeReturnTo, sessionCookie } from './session-cookie.js';
 
@@ -59,7 +60,9 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     }
     const q = req.query as Params;
     const returnTo = safeReturnTo(gh, str(q, 'return_to'));
-    return sendPage(reply, 200, loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) }));
+    // Passkeys sign in without a password on their own page (src/http/auth/passkey-routes.ts).
+    const page = loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) });
+    return sendPage(reply, 200, withPasskeyLink(page, returnTo));
   });
 
   app.post('/login', { config: page, schema: { body: formBody(paramsOf('csrf_token', 'username', 'password', 'return_to')) } }, async (req, reply) => {

@@ -5,6 +5,7 @@ import { csrfToken, csrfValid } from '../../core/sessions.js';
 import type { StepOutcome } from '../../core/mfa/second-step.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
+import { PAGE_HEADERS } from '../errors.js';
 import { formBody, paramsOf } from '../input.js';
 import { describeBrowser } from '../pages/account.js';
 import { SECOND_STEP_SCRIPT, secondStepPage } from '../pages/security.js';
@@ -20,6 +21,11 @@ export const pendingCookie = (gh: Gatehouse) => (gh.oauth.issuer.startsWith('htt
 
 /** This page may run its own script and poll its own origin; everything else as every page. */
 const SCRIPT_CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'";
+
+/** A page that runs our own scripts (same origin only) and fetches from this origin; the other headers as every page. */
+export function sendScriptedPage(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).headers({ ...PAGE_HEADERS, 'content-security-policy': SCRIPT_CSP }).send(body);
+}
 
 /** After the right password of an account with a second factor: no session yet, the second-step page. */
 export async function startSecondStep(gh: Gatehouse, req: FastifyRequest, reply: FastifyReply, user: User, returnTo: string): Promise<FastifyReply> {
@@ -47,9 +53,12 @@ export async function secondStepRoutes(app: FastifyInstance, gh: Gatehouse): Pro
     if (!p) return expired(reply);
     const a = p.approval;
     if (a?.state === 'denied') return denied(reply);
-    const view = { csrf: csrfToken(t!, STEP), ...(a?.state === 'waiting' ? { approvalNumber: a.number } : {}), ...(error ? { error } : {}) };
-    const r = sendPage(reply, status, secondStepPage(view));
-    return view.approvalNumber === undefined ? r : r.header('content-security-policy', SCRIPT_CSP);
+    const passkeys = (await gh.mfa.store.listPasskeys(p.userId)).length > 0;
+    const view = {
+      csrf: csrfToken(t!, STEP), ...(a?.state === 'waiting' ? { approvalNumber: a.number } : {}), ...(error ? { error } : {}),
+      ...(passkeys ? { passkeyReturnTo: p.returnTo } : {}),
+    };
+    return (view.approvalNumber === undefined ? sendPage : sendScriptedPage)(reply, status, secondStepPage(view));
   };
 
   const expired = (reply: FastifyReply) => {

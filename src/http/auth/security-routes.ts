@@ -7,6 +7,7 @@ import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { formBody, paramsOf } from '../input.js';
 import { recoveryCodesPage, securityPage, type SecurityView } from '../pages/security.js';
 import { currentSession } from './session-cookie.js';
+import { sendScriptedPage } from './second-step-routes.js';
 
 const SECURITY = 'security';
 const PATH = '/account/security';
@@ -30,6 +31,8 @@ const NOTICES = new Map([
   ['totp-removed', 'The authenticator app was removed.'],
   ['chat-on', 'Sign-in approval in chat is on.'],
   ['chat-off', 'Sign-in approval in chat is off.'],
+  ['passkey', 'The passkey was added. You can sign in with it without a password.'],
+  ['passkey-removed', 'The passkey was removed.'],
 ]);
 
 /**
@@ -50,7 +53,7 @@ export async function securityRoutes(app: FastifyInstance, gh: Gatehouse): Promi
       if (s) setup = { ...s, qrSvg: await qrSvg(s.uri) };
     }
     const linked = await gh.mfa.approval.linkedChat(current.user.id);
-    return sendPage(reply, status, securityPage({
+    return sendScriptedPage(reply, status, securityPage({
       username: current.user.username, csrf: csrfToken(current.id, SECURITY), totp: o.totp, passkeys: o.passkeys,
       recoveryCodesLeft: o.recoveryCodesLeft, chatApproval: linked ? o.chatApproval : undefined, ...(setup ? { setup } : {}), ...extra,
     }));

@@ -1,5 +1,6 @@
 import type { Passkey } from '../../core/mfa/ports.js';
 import { html, layout, raw, type Raw } from './html.js';
+import { PASSKEY_SCRIPT_PATH, passkeyLink, passkeySection } from './passkeys.js';
 
 export interface SecurityView {
   username: string;
@@ -80,8 +81,9 @@ ${totpSection(v)}
 ${v.totp === 'on' || v.passkeys.length ? html`<form method="post" action="/account/security/recovery-codes">${hidden(v.csrf)}
   <button class="small" type="submit">Make ten new codes</button>
 </form>` : ''}
+${passkeySection(v.passkeys, v.csrf)}
 ${chatSection(v)}
-<p class="links"><a href="/account">Your account</a></p>`);
+<p class="links"><a href="/account">Your account</a></p>`).replace('</head>', `<script src="${PASSKEY_SCRIPT_PATH}" defer></script>\n</head>`);
 }
 
 export function recoveryCodesPage(codes: string[]): string {
@@ -96,6 +98,8 @@ export interface SecondStepView {
   csrf: string;
   /** The number to tap in chat, while an approval waits. */
   approvalNumber?: number;
+  /** The account has a passkey: offer it, continuing to this address. */
+  passkeyReturnTo?: string;
   error?: string;
 }
 
@@ -122,6 +126,7 @@ ${approval}
   </div>
   <button${v.approvalNumber === undefined ? raw(' class="primary"') : ''} type="submit">Continue</button>
 </form>
+${v.passkeyReturnTo !== undefined ? passkeyLink(v.passkeyReturnTo) : ''}
 <p class="links"><a href="/login">Start again</a></p>`);
   if (v.approvalNumber === undefined) return page;
   // Script continues the page at once; without script, a reload every 3 s does (the GET completes an approved sign-in).
