@@ -5,7 +5,6 @@ import { withListeners, type Config } from './config.js';
 import { createBotInterface, createGatehouse, createResourceVerifier, type BotInterface, type Gatehouse, type GatehouseOptions, type ProcessLinks } from './gatehouse.js';
 import { buildAuthServer } from './http/auth/app.js';
 import { buildApiServer } from './http/api/app.js';
-import { buildBotServer } from './http/bot/app.js';
 import { ensureChatPageClient } from './core/bot/chat-page-client.js';
 import { startNotifyWorker, type RunningNotifyWorker } from './infra/notify-worker.js';
 import { bindListener, type Listener } from './http/listener.js';
@@ -30,6 +29,8 @@ async function startBotInterface(gh: Gatehouse, logger: Logger, listener: Listen
   try {
     const url = gh.config.botApiUrl;
     await ensureChatPageClient({ clients: gh.storage.clients, clock: gh.clock }, url);
+    // Loaded only when the bot role runs: the chat page, its assets and the Bot API routes are most of the HTTP code.
+    const { buildBotServer } = await import('./http/bot/app.js');
     const app = await buildBotServer(gh, core, logger, listener.serverFactory);
     await app.ready();
     listener.announce(logger);

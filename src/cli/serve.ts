@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { systemClock } from '../core/ports.js';
 import { BOTFATHER, ensureBotFather } from '../core/bot/manage.js';
 import { KeyRing } from '../core/oauth/keys.js';
-import { startGatehouse, type RunningGatehouse } from '../server.js';
+import type { RunningGatehouse } from '../server.js';
 import { openStorageWhenReachable } from '../store/startup.js';
 import { ClusterLinks, processChannel } from '../infra/cluster-child.js';
 import { WORKER_SLOT_ENV } from '../infra/cluster-protocol.js';
@@ -44,6 +44,8 @@ async function hasUser(gh: { console: RunningGatehouse['gh']['console'] }): Prom
 /** One process serving everything (GATEHOUSE_WORKERS=1, the default). */
 async function serveAlone(config: Config, format: Format): Promise<void> {
   const logger = serveLogger(config, format);
+  // Loaded here, not at the top: a primary of GATEHOUSE_WORKERS (and every other command) never needs the HTTP apps.
+  const { startGatehouse } = await import('../server.js');
   let running: RunningGatehouse;
   try {
     running = await startGatehouse(config, logger ? { logger } : {});
@@ -88,6 +90,7 @@ async function serveWorker(config: Config, format: Format): Promise<void> {
   const logger = clusterLogger(config, format, slot);
   const roles = new Set([...config.roles].filter((r) => r !== 'worker' || slot === 1));
   const links = new ClusterLinks();
+  const { startGatehouse } = await import('../server.js');
   let running: RunningGatehouse;
   try {
     // The primary applied the migrations and checked the key before forking.

@@ -13,9 +13,15 @@ export interface Listener {
   readonly port: number;
   /** As fastify's listen line: `http://127.0.0.1:8080`. */
   readonly address: string;
-  /** For Fastify's options: requests go to the app from then on. */
+  /** For Fastify's options: the app's handler, which gets requests once `announce` is called. */
   readonly serverFactory: FastifyServerFactory;
-  /** Logs the line fastify's `listen` would (operators and tests look for it). */
+  /**
+   * After the app is ready: requests go to it from now on, and the line
+   * fastify's `listen` would log is logged (operators and tests look for it).
+   * Not before: Fastify's handler exists from construction, but a request
+   * reaching it before `ready()` finds no hooks (a worker started again under
+   * load gets connections from the moment it listens).
+   */
   announce(log: FastifyBaseLogger): void;
   /** Stops accepting and waits for open connections to end (after the app closed). */
   close(): Promise<void>;
@@ -36,15 +42,22 @@ export async function bindListener(host: string, port: number, tls?: ServerOptio
   server.setTimeout(0);
   server.on('request', starting);
   const { port: boundPort, address } = await listenOn(server, host, port, tls ? 'https' : 'http');
+  let app: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   return {
     port: boundPort,
     address,
     serverFactory: (handler) => {
-      server.off('request', starting);
-      server.on('request', handler);
+      app = handler;
       return server;
     },
-    announce: (log) => log.info(`Server listening at ${address}`),
+    announce: (log) => {
+      if (app) {
+        server.off('request', starting);
+        server.on('request', app);
+        app = undefined;
+      }
+      log.info(`Server listening at ${address}`);
+    },
     close: () => new Promise<void>((resolve) => {
       if (!server.listening) return resolve();
       server.close(() => resolve());

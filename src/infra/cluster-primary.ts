@@ -134,7 +134,7 @@ export async function startPrimary(config: Config, logger: Logger, prepare: () =
       const msg = m as ToPrimary;
       if (msg.gh === 'ready') {
         s.urls = { authUrl: msg.authUrl, apiUrl: msg.apiUrl, botUrl: msg.botUrl };
-        if (allReady) logger.info({ slot: s.slot, pid: w.process.pid }, `worker ${s.slot} serving again`);
+        if (allReady) logger.info({ slot: s.slot, worker_pid: w.process.pid }, `worker ${s.slot} serving again`);
         else if (slots.every((x) => x.urls)) {
           allReady = true;
           settle.resolve();
@@ -153,7 +153,7 @@ export async function startPrimary(config: Config, logger: Logger, prepare: () =
       }
       s.failures = Date.now() - s.startedAt >= HEALTHY_MS ? 0 : s.failures + 1;
       const delay = s.failures === 0 ? 0 : Math.min(FIRST_BACKOFF_MS * 2 ** (s.failures - 1), MAX_BACKOFF_MS);
-      logger.warn({ slot: s.slot, pid: w.process.pid, code, signal, restart_in_ms: delay }, `worker ${s.slot} exited; starting it again`);
+      logger.warn({ slot: s.slot, worker_pid: w.process.pid, code, signal, restart_in_ms: delay }, `worker ${s.slot} exited; starting it again`);
       s.restart = setTimeout(() => fork(s), delay);
     }));
     exits.add(exited);

@@ -45,7 +45,11 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
     prepare(text: string) {
       let statement = prepared.get(text);
       if (!statement) {
-        statement = sqlite.prepare(text);
+        // Kysely opens transactions with a deferred `begin`. With several processes on one file
+        // (GATEHOUSE_WORKERS, or separate ones), one that read and then writes cannot wait for
+        // the write lock: SQLite answers SQLITE_BUSY(_SNAPSHOT) at once, ignoring busy_timeout.
+        // `begin immediate` takes the write lock first, waiting for it up to the busy timeout.
+        statement = sqlite.prepare(text === 'begin' ? 'begin immediate' : text);
         if (prepared.size < STATEMENT_CACHE_MAX) prepared.set(text, statement);
       }
       return statement;
