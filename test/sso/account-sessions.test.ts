@@ -6,6 +6,8 @@ import { registerSsoSite } from '../../examples/sso/clients.js';
 import { startSsoSite, type SsoSite } from '../../examples/sso/site.js';
 import { chromiumMissing, launchChromium } from '../browser/chromium.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { postgresAvailable, type DbKind } from '../helpers/db.js';
+import { dropRedisPrefix, freshRedisPrefix, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 
 const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
 
@@ -16,13 +18,26 @@ const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100
  * and "Sign out everywhere else" ends the other one, its single sign-on at a
  * website included, and keeps this one. A form without the CSRF token is refused.
  */
-describe('account page: sessions told apart, sign out everywhere else', { skip: chromiumMissing(), timeout: 120_000 }, () => {
+// SQLite; and PostgreSQL with the sessions in Redis (where the last use is written by a Lua script).
+const STORES: { name: string; db: DbKind; redis: boolean; skip: string | false }[] = [
+  { name: 'SQLite', db: 'sqlite', redis: false, skip: false },
+  { name: 'PostgreSQL, sessions in Redis', db: 'postgres', redis: true, skip: !(await postgresAvailable()) ? 'PostgreSQL not reachable' : !(await redisAvailable()) ? 'Redis not reachable' : false },
+];
+
+for (const store of STORES) describe(`account page: sessions told apart, sign out everywhere else (${store.name})`, { skip: chromiumMissing() || store.skip, timeout: 120_000 }, () => {
   let server: TestServer;
   let bookshop: SsoSite;
   let browser: Browser;
+  const prefix = freshRedisPrefix();
 
   before(async () => {
-    server = await startServer({ env: { GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true' } }); // the site's back-channel logout URI is on loopback
+    server = await startServer({
+      db: store.db,
+      env: {
+        GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true', // the site's back-channel logout URI is on loopback
+        ...(store.redis ? { GATEHOUSE_REDIS_URL: REDIS_URL, GATEHOUSE_REDIS_PREFIX: prefix } : {}),
+      },
+    });
     await ensureDemoUser(server.gh);
     bookshop = await startSsoSite({ title: 'Bookshop', accent: '#7a3e9d', issuer: server.url, register: (url) => registerSsoSite(server.gh, 'Bookshop', url) });
     browser = await launchChromium();
@@ -31,6 +46,7 @@ describe('account page: sessions told apart, sign out everywhere else', { skip: 
     await browser?.close();
     await bookshop?.close();
     await server?.close();
+    if (store.redis) await dropRedisPrefix(prefix);
   });
 
   async function context(userAgent?: string): Promise<{ context: BrowserContext; page: Page }> {
