@@ -60,6 +60,8 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, opts: Partial<W
     gh.storage.events.purge(gh.clock.now() - RETENTION_MS)
       .then((n) => n && logger.debug({ deleted: n }, 'purged old notification rows'))
       .catch((err) => logger.warn({ err }, 'notification purge failed'));
+    // Finished and expired second steps (kept a day so a late press is told it expired) and WebAuthn challenges.
+    gh.mfa.store.purge(gh.clock.now()).catch((err) => logger.warn({ err }, 'second-step purge failed'));
   }, 3600_000);
   // Not unref'd: this timer keeps a process running the worker role alone alive until stop(). Every
   // other timer of the worker is unref'd, and on SQLite no socket holds the event loop either, so
