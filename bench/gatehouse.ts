@@ -65,6 +65,8 @@ export interface StartOptions {
   databaseUrl?: string;
   /** Register only the client_credentials and introspection fixtures (cheap restarts). */
   minimal?: boolean;
+  /** GATEHOUSE_WORKERS (`1`, a number, `auto`): processes serving HTTP. */
+  workers?: string;
 }
 
 export async function postgresReachable(): Promise<boolean> {
@@ -140,14 +142,17 @@ export async function startGatehouse(db: DbKind, opts: StartOptions = {}): Promi
     GATEHOUSE_BOT_FLOOD_CHAT_RATE: '0',
     GATEHOUSE_BOT_FLOOD_GLOBAL_RATE: '0',
     GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true',
+    ...(opts.workers ? { GATEHOUSE_WORKERS: opts.workers } : {}),
     ...opts.env,
   });
   const roles = opts.roles ?? 'auth,api,bot';
   const bin = opts.bin ?? GATEHOUSE_BIN;
   const args = [...(opts.nodeFlags ?? []), bin, 'serve', '--roles', roles, '--host', '127.0.0.1', '--auth-port', '0', '--api-port', '0', '--bot-port', '0',
     '--database-url', databaseUrl, '--log-level', 'info'];
-  const name = `gatehouse (${db}, ${roles}${opts.bin ? `, ${opts.bin}` : ''})`;
+  const name = `gatehouse (${db}, ${roles}${opts.bin ? `, ${opts.bin}` : ''}${opts.workers ? `, workers ${opts.workers}` : ''})`;
   const { child, value: start } = await startChild(name, args, (line) => {
+    // With several workers each logs its own line first; the primary's says the whole serve is ready.
+    if (!jsonField(line, 'msg')?.startsWith('Gatehouse ready')) return undefined;
     const auth = jsonField(line, 'auth_url');
     return auth ? { auth, api: jsonField(line, 'api_url'), bot: botUrlOf(jsonField(line, 'msg')) } : undefined;
   }, { env, timeoutMs: 60_000 });

@@ -54,14 +54,19 @@ export function cpuMeter(pid: number | undefined): () => number | undefined {
   };
 }
 
-/** utime + stime of `pid` in microseconds, from /proc (fields 14 and 15). */
+/**
+ * utime + stime of `pid` and its live children (the workers of
+ * GATEHOUSE_WORKERS) in microseconds, from /proc (fields 14 and 15).
+ */
 function cpuTimeUs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces; the fields after it are space-separated.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+    let us = ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) us += cpuTimeUs(Number(child)) ?? 0;
+    return us;
   } catch {
     return undefined;
   }

@@ -31,6 +31,8 @@ const USAGE = `usage: npm run bench -- [options]
   --only IDS        comma-separated subset of ${SCENARIO_IDS.join(',')}
                     (fastify always runs: it is the reference; a Gatehouse row brings its peer row)
   --runs N          repeat the whole measurement N times (default 1)
+  --workers LIST    GATEHOUSE_WORKERS values to measure Gatehouse with, comma-separated (default 1;
+                    e.g. 1,auto: each value is a Gatehouse column of its own, named workers=auto)
   --gatehouse NAME=PATH
                     also measure another checkout's bin/gatehouse.mjs (repeatable; for before/after
                     comparisons in one run, e.g. --gatehouse before=/tmp/old/bin/gatehouse.mjs)
@@ -53,6 +55,7 @@ function options() {
       db: { type: 'string', default: 'both' },
       only: { type: 'string' },
       runs: { type: 'string', default: '1' },
+      workers: { type: 'string', default: '1' },
       gatehouse: { type: 'string', multiple: true },
       profile: { type: 'string' },
       seed: { type: 'string' },
@@ -75,12 +78,17 @@ function options() {
   if (!['sqlite', 'postgres', 'both'].includes(values.db)) throw new Error('--db must be sqlite, postgres or both');
   const only = values.only ? new Set(values.only.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
   for (const id of only ?? []) if (!(SCENARIO_IDS as readonly string[]).includes(id)) throw new Error(`--only: unknown scenario ${id}`);
-  const variants = [{ name: '', bin: GATEHOUSE_BIN }];
+  const bins = [{ name: '', bin: GATEHOUSE_BIN }];
   for (const v of values.gatehouse ?? []) {
     const m = /^([a-z0-9_-]+)=(.+)$/i.exec(v);
     if (!m) throw new Error('--gatehouse takes NAME=PATH');
-    variants.push({ name: m[1]!, bin: resolve(m[2]!) });
+    bins.push({ name: m[1]!, bin: resolve(m[2]!) });
   }
+  const workerCounts = values.workers.split(',').map((w) => w.trim());
+  for (const w of workerCounts) if (w !== 'auto' && !/^[1-9]\d{0,2}$/.test(w)) throw new Error('--workers takes numbers or auto, comma-separated');
+  const variants = bins.flatMap((b) => workerCounts.map((w) => ({
+    name: [b.name, w === '1' ? '' : `workers=${w}`].filter(Boolean).join(','), bin: b.bin, workers: w === '1' ? undefined : w,
+  })));
   const seed = values.seed?.split(',').map((v) => num('seed', v.replace(/_/g, ''), 1000, 100_000_000));
   return {
     variants,
@@ -135,7 +143,7 @@ async function main(): Promise<void> {
   for (const db of dbs) {
     for (const v of opts.variants) {
       const name = v.name ? `${db}/${v.name}` : db;
-      const gh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin });
+      const gh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, ...(v.workers ? { workers: v.workers } : {}) });
       groups.push({ db: name, scenarios: gatehouseScenarios(gh, opts.load).filter((s) => wanted(s.id)) });
       if (wanted('cc-subscribed')) {
         // Its own process: the subscription makes every token record token.issued, which would change the other rows.
