@@ -15,7 +15,7 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
 
 function page(gh: Gatehouse, botUrl: string): string {
   const authorize = `${gh.config.authUrl}/oauth2`;
-  return `${documentHead('Gatehouse Chat', { stylesheets: ['/assets/chat.css'], scripts: ['/assets/chat-media.js', '/assets/chat.js'], colorScheme: false })}<body data-authorize="${esc(authorize)}" data-issuer="${esc(gh.oauth.issuer)}" data-client-id="${CHAT_PAGE_CLIENT_ID}" data-redirect-uri="${esc(chatRedirectUri(botUrl))}">
+  return `${documentHead('Gatehouse Chat', { stylesheets: ['/assets/chat.css'], scripts: ['/assets/chat-media.js', '/assets/chat-text.js', '/assets/chat.js'], colorScheme: false })}<body data-authorize="${esc(authorize)}" data-issuer="${esc(gh.oauth.issuer)}" data-client-id="${CHAT_PAGE_CLIENT_ID}" data-redirect-uri="${esc(chatRedirectUri(botUrl))}">
 <header class="bar"><strong class="brand">${LOGO.html}Gatehouse Chat</strong><span id="me" class="muted"></span><button id="signout" type="button" hidden>Sign out</button></header>
 <p id="error" class="error" role="alert" hidden></p>
 <section id="welcome" class="welcome" hidden>
@@ -56,6 +56,7 @@ function page(gh: Gatehouse, botUrl: string): string {
 export async function pageRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
   const js = asset('chat.js');
   const mediaJs = asset('chat-media.js');
+  const textJs = asset('chat-text.js');
   const css = asset('chat.css');
   const html = async (_req: unknown, reply: FastifyReply) => reply
     .header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CSP).header('x-frame-options', 'DENY')
@@ -66,6 +67,7 @@ export async function pageRoutes(app: FastifyInstance, gh: Gatehouse): Promise<v
   app.get('/favicon.ico', async (_req, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
   app.get('/assets/chat.js', async (_req, reply) => reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(js));
   app.get('/assets/chat-media.js', async (_req, reply) => reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(mediaJs));
+  app.get('/assets/chat-text.js', async (_req, reply) => reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(textJs));
   app.get('/assets/chat.css', async (_req, reply) => reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'no-cache').send(css));
 
 }
