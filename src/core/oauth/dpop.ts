@@ -3,6 +3,7 @@ import { sha256 } from '../crypto.js';
 import { invalidDpopProof, useDpopNonce } from '../errors.js';
 import { JwtRejected, verifyJwt, type VerificationKey } from '../jwt-verify.js';
 import type { Clock } from '../ports.js';
+import type { Params } from '../params.js';
 import type { ReplayStore } from './client-assertion.js';
 
 /**
@@ -252,4 +253,18 @@ export async function tokenRequestKey(verifier: DpopVerifier | undefined, dpop: 
   }
   if (!verifier) throw invalidDpopProof('DPoP proofs are not accepted here');
   return (await verifier.verify(dpop)).jkt;
+}
+
+/**
+ * §10.1: a proof sent with a pushed authorization request binds the code to
+ * its key, as `dpop_jkt` does; when both are sent they must name the same key.
+ */
+export async function pushedRequestKey(verifier: DpopVerifier, dpop: DpopRequest, params: Params): Promise<Params> {
+  if (dpop.proof === undefined) return params;
+  const { jkt } = await verifier.verify(dpop);
+  const named = params.dpop_jkt;
+  // A repeated dpop_jkt is left to the request's own checks (invalid_request).
+  if (Array.isArray(named)) return params;
+  if (named !== undefined && named !== jkt) throw invalidDpopProof('dpop_jkt does not match the key of the DPoP proof');
+  return { ...params, dpop_jkt: jkt };
 }

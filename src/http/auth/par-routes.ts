@@ -6,6 +6,7 @@ import type { Gatehouse } from '../../gatehouse.js';
 import { formParams, noStore, sendErrorPage } from '../common.js';
 import { PARAMS, formBody } from '../input.js';
 import { clientCertificateReader } from '../tls.js';
+import { pushedRequestKey } from '../../core/oauth/dpop.js';
 
 /**
  * RFC 9126 §2: `POST /oauth/par`. The client authenticates exactly as at the
@@ -20,7 +21,9 @@ export async function parRoutes(app: FastifyInstance, gh: Gatehouse): Promise<vo
     const { client } = await authenticateClient(gh.storage.clients, {
       params, authorization: req.headers.authorization, address: req.ip, clientCertThumbprint: clientCert(req.raw),
     }, gh.clock.now(), gh.clientThrottle, gh.clientAssertions);
-    return reply.code(201).send(await gh.par.push(client, params));
+    // RFC 9449 §10.1: a DPoP proof here binds the code to its key.
+    const bound = await pushedRequestKey(gh.dpop, { proof: req.headers.dpop, method: req.method, url: `${gh.oauth.issuer}${PAR_PATH}` }, params);
+    return reply.code(201).send(await gh.par.push(client, bound));
   });
 }
 
