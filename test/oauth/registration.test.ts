@@ -301,6 +301,21 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.deepEqual(results.map((r) => r.status).sort(), [201, 201, 401, 401, 401, 401]);
     });
 
+    it('client create --resource and the token-exchange grant through the CLI (RFC 8707, RFC 8693)', async () => {
+      const te = 'urn:ietf:params:oauth:grant-type:token-exchange';
+      const r = await runCli(['client', 'create', '--name', 'RS', '--grant-types', `client_credentials,${te}`, '--resource', 'https://rs.example.test/', '--resource', 'https://two.example.test/', '--json'], env);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as { client_id: string; client_secret: string; resources: string[]; grant_types: string[] };
+      assert.deepEqual(out.resources, ['https://rs.example.test/', 'https://two.example.test/']);
+      assert.deepEqual(out.grant_types, ['client_credentials', te]);
+      const t = await token(server, { grant_type: 'client_credentials', resource: 'https://two.example.test/' }, basic(out.client_id, out.client_secret));
+      assert.equal(t.status, 200, JSON.stringify(t.body));
+      const bad = await runCli(['client', 'create', '--name', 'RS', '--grant-types', 'client_credentials', '--resource', 'https://rs.example.test/#frag', '--json'], env);
+      assert.notEqual(bad.code, 0);
+      assert.equal(bad.stdout, '');
+      assert.match(bad.stderr, /fragment/);
+    });
+
     it('an expired token is refused', async () => {
       const { token: t } = await mint('--ttl', '60');
       // The CLI stamps tokens with the real time; the server's clock catches up, then passes the expiry.

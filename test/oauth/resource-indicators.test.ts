@@ -6,6 +6,7 @@ import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const CALENDAR = 'https://calendar.example.test/';
+const ADMIN = 'admin-token-for-resources';
 const payloadOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 const basic = (c: { id: string; secret?: string | undefined }) => `Basic ${Buffer.from(`${c.id}:${c.secret}`).toString('base64')}`;
 
@@ -39,7 +40,7 @@ for (const { kind, skip } of await databaseKinds()) {
     let introspector: { id: string; secret: string | undefined };
     let alice: { username: string; password: string };
     before(async () => {
-      server = await startServer({ db: kind });
+      server = await startServer({ db: kind, env: { GATEHOUSE_ADMIN_TOKEN: ADMIN } });
       const grants = ['authorization_code', 'refresh_token', 'client_credentials'];
       jwtClient = await server.createClient({ grantTypes: grants, scope: 'user', resources: [CALENDAR] });
       opaqueClient = await server.createClient({ grantTypes: grants, scope: 'user', resources: [CALENDAR], tokenFormat: 'opaque' });
@@ -123,6 +124,38 @@ for (const { kind, skip } of await databaseKinds()) {
         const back = await authorize(agent, new URL(`${server.url}/oauth2?${params}`), { user: alice });
         assert.equal(back.searchParams.get('error'), 'invalid_target', `${what}: ${back}`);
         assert.equal(back.searchParams.get('state'), 's');
+      }
+    });
+
+    it('a pushed authorization request keeps its resources', async () => {
+      const { challenge, verifier } = pkce();
+      const pushed = await fetch(`${server.url}/oauth/par`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(jwtClient) },
+        body: new URLSearchParams({ response_type: 'code', redirect_uri: REDIRECT, state: 's', code_challenge: challenge, code_challenge_method: 'S256', resource: CALENDAR }),
+      });
+      assert.equal(pushed.status, 201);
+      const { request_uri } = (await pushed.json()) as { request_uri: string };
+      const back = await authorize(new Agent(server.url), new URL(`${server.url}/oauth2?${new URLSearchParams({ client_id: jwtClient.id, request_uri })}`), { user: alice });
+      const t = await token(server, jwtClient, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, redirect_uri: REDIRECT });
+      assert.equal(payloadOf(String(t.body.access_token)).aud, CALENDAR);
+      // A bad resource is refused when pushed, before any request_uri exists.
+      const bad = await fetch(`${server.url}/oauth/par`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(jwtClient) },
+        body: new URLSearchParams({ response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: 'https://elsewhere.example.test/' }),
+      });
+      assert.equal(bad.status, 400);
+      assert.equal(((await bad.json()) as { error: string }).error, 'invalid_target');
+    });
+
+    it('the admin API registers resources; bad ones are refused', async () => {
+      const post = (body: unknown) => fetch(`${server.url}/admin/clients`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const ok = await post({ client_name: 'API', grant_types: ['client_credentials'], resources: [CALENDAR] });
+      assert.equal(ok.status, 201);
+      assert.deepEqual(((await ok.json()) as { resources: string[] }).resources, [CALENDAR]);
+      for (const resources of [['/relative'], [`${CALENDAR}#f`], 'not-a-uri', [7]]) {
+        const bad = await post({ client_name: 'API', grant_types: ['client_credentials'], resources });
+        assert.equal(bad.status, 400, JSON.stringify(resources));
+        assert.equal(((await bad.json()) as { error: string }).error, 'invalid_request');
       }
     });
 

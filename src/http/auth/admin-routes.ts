@@ -30,6 +30,8 @@ const CLIENT = jsonObject({
   dpop_bound_access_tokens: flag,
   // RFC 7591 §2: a JWK Set object (or its JSON text) and its URL.
   jwks: z.union([z.string(), z.record(z.string(), z.unknown()).transform((v) => JSON.stringify(v))], { error: 'must be a JWK Set' }).optional(), jwks_uri: optText,
+  // RFC 8707: resources it may ask tokens for beside the built-in API.
+  resources: list,
   // OpenID Connect CIBA Core §4.
   backchannel_token_delivery_mode: optText, backchannel_client_notification_endpoint: optText,
 });
@@ -58,6 +60,7 @@ export function clientInputFrom(b: z.output<typeof CLIENT>): ClientInput {
     dpop: b.dpop_bound_access_tokens,
     jwks: b.jwks,
     jwksUri: b.jwks_uri,
+    resources: b.resources,
     backchannelTokenDeliveryMode: b.backchannel_token_delivery_mode,
     backchannelNotificationEndpoint: b.backchannel_client_notification_endpoint,
   };
