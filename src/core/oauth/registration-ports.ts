@@ -28,9 +28,9 @@ export interface ClientRegistration {
 }
 
 export interface ClientRegistrationStore {
+  /** Inserts, or replaces the token and metadata of an existing registration (an update). */
   save(r: ClientRegistration): Promise<void>;
   get(clientId: string): Promise<ClientRegistration | undefined>;
-  setMetadata(clientId: string, metadata: Record<string, unknown>): Promise<void>;
   delete(clientId: string): Promise<void>;
 }
 

@@ -47,10 +47,6 @@ export class SqlClientRegistrationStore implements ClientRegistrationStore {
     return r && { clientId: r.client_id, tokenHash: r.token_hash, metadata: JSON.parse(r.metadata) as Record<string, unknown>, createdAt: Number(r.created_at) };
   }
 
-  async setMetadata(clientId: string, metadata: Record<string, unknown>): Promise<void> {
-    await this.db.updateTable('client_registrations').set({ metadata: JSON.stringify(metadata) }).where('client_id', '=', clientId).execute();
-  }
-
   async delete(clientId: string): Promise<void> {
     await this.db.deleteFrom('client_registrations').where('client_id', '=', clientId).execute();
   }
