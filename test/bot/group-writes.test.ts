@@ -47,8 +47,8 @@ for (const { kind, skip } of await databaseKinds()) {
       const texts = new Set(updates.map((u) => u.message!.text));
       assert.equal(texts.size, 200, 'every message reached the bot once');
       // Each update carries the stored message as the person got it back.
-      const byText = new Map(sent.map((m) => [m.text, m.message_id]));
-      for (const u of updates) assert.equal(u.message!.message_id, byText.get(u.message!.text));
+      const byText = new Map(sent.map((m) => [m.text!, m.message_id]));
+      for (const u of updates) assert.equal(u.message!.message_id, byText.get(u.message!.text!));
     });
   });
 }
