@@ -60,11 +60,16 @@ function workersSeen(node: Node, from = 0): Set<number> {
 /** GET on a connection of its own; undefined when it fails or takes over 3 s (a connection handed to a worker as it was killed). */
 function probe(url: string): Promise<number | undefined> {
   return new Promise((resolve) => {
-    const req = httpGet(url, { agent: false, timeout: 3000 }, (res) => {
+    const req = httpGet(url, { agent: false }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode));
+      res.on('error', () => resolve(undefined));
     });
-    req.on('timeout', () => req.destroy());
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve(undefined);
+    }, 3000);
+    req.on('close', () => clearTimeout(timer));
     req.on('error', () => resolve(undefined));
   });
 }
