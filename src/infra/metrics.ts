@@ -106,6 +106,8 @@ function collectDefaults(): void {
 export function joinClusterMetrics(): void {
   collectDefaults();
   AggregatorRegistry.setRegistries([registry]);
+  // prom-client starts answering the primary's requests when an AggregatorRegistry is first made.
+  new AggregatorRegistry();
 }
 
 /** What a metrics listener serves: this process's registry, or the sum over a `serve`'s workers. */
