@@ -37,10 +37,14 @@ export function serveProcess(env: Record<string, string>): Promise<Node> {
     let out = '';
     let err = '';
     child.stderr!.on('data', (d) => (err += d));
+    let found = false;
     child.stdout!.on('data', (d) => {
       out += d;
+      // Once ready, only collect: scanning the whole output again on every chunk is quadratic in a long (trace) log.
+      if (found) return;
       const ready = out.split('\n').find((l) => l.includes('Gatehouse ready'));
       if (!ready) return;
+      found = true;
       const line = JSON.parse(ready) as Node['ready'];
       resolve({ child, url: line.auth_url, ready: line, exited, stop, log: () => `${out}\n${err}` });
     });

@@ -111,7 +111,7 @@ for (const backend of backends) {
       cleanup = shared.cleanup;
       const env = {
         GATEHOUSE_DATABASE_URL: shared.url, GATEHOUSE_WORKERS: '2', GATEHOUSE_LOG_LEVEL: 'trace', GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true',
-        GATEHOUSE_BOT_FLOOD_CHAT_RATE: '0', GATEHOUSE_BOT_FLOOD_GLOBAL_RATE: '0',
+        GATEHOUSE_BOT_FLOOD_CHAT_RATE: '0', GATEHOUSE_BOT_FLOOD_GLOBAL_RATE: '0', GATEHOUSE_METRICS_PORT: '0',
         ...(backend.redis ? { GATEHOUSE_REDIS_URL: REDIS_URL, GATEHOUSE_REDIS_PREFIX: prefix } : {}),
       };
       // Subscribed before the workers start, so every event they record is for it.
@@ -165,6 +165,19 @@ for (const backend of backends) {
       assert.deepEqual([...workersSeen(node, from)].sort(), [1, 2]);
       assert.equal(pids.length, 2);
       assert.ok(pids.every(alive));
+    });
+
+    it('the primary serves /metrics summed over both workers', async () => {
+      const metricsUrl = /"metrics_url":"([^"]+)"/.exec(node.log())![1]!;
+      const healthz = async () => {
+        const text = await (await fetch(metricsUrl)).text();
+        return Number(/^gatehouse_http_requests_total\{listener="auth",method="GET",route="\/healthz",status="200"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+      };
+      const before = await healthz();
+      const from = accepted(node).length;
+      await Promise.all(Array.from({ length: 20 }, (_, i) => sendFrom(loopback(i, 12), node.url, '/healthz')));
+      assert.deepEqual([...workersSeen(node, from)].sort(), [1, 2]);
+      assert.equal(await healthz(), before + 20);
     });
 
     it('a getUpdates long poll is woken by a message sent through another connection (and worker), 20 times', async () => {
