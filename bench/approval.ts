@@ -11,7 +11,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Message } from '@grammyjs/types';
 import { createUser } from '../src/core/admin.js';
 import { createBot } from '../src/core/bot/manage.js';
 import { systemClock } from '../src/core/ports.js';
@@ -57,10 +56,10 @@ try {
     const last = (await chat.messages(BOT)).at(-1)?.message_id ?? 0;
     const { agent, page: step } = await passwordStep(server.url, 'alice', password);
     const number = /id="approval-number">(\d+)</.exec(step)![1]!;
-    type WithButtons = Message.TextMessage & { reply_markup: { inline_keyboard: { text: string; callback_data: string }[][] } };
+    type WithButtons = { message_id: number; text: string; reply_markup: { inline_keyboard: { text: string; callback_data: string }[][] } };
     let msg: WithButtons | undefined;
     // Other notifications (sent through the outbox) may arrive in between.
-    for (let t = 0; t < 50 && !msg; t++) msg = ((await chat.messages(BOT, last, 1)) as WithButtons[]).find((m) => /tap the number/.test(m.text));
+    for (let t = 0; t < 50 && !msg; t++) msg = ((await chat.messages(BOT, last, 1)) as unknown as WithButtons[]).find((m) => /tap the number/.test(m.text));
     if (!msg) throw new Error('no approval message');
     const data = msg.reply_markup.inline_keyboard[0]!.find((b) => b.text === number)!.callback_data;
     const waiting = agent.get('/login/second-step/wait').then(async (r) => ({ state: ((await r.json()) as { state: string }).state, at: performance.now() }));
