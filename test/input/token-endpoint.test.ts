@@ -52,7 +52,9 @@ const cases: Case[] = [
   ['grant_type[] array syntax', (f) => ({ body: { 'grant_type[]': 'client_credentials', ...f.creds } }), 400, 'invalid_request'],
   ['unknown grant_type', (f) => ({ body: { grant_type: 'magic', ...f.creds } }), 400, 'unsupported_grant_type'],
   ['implicit at the token endpoint', (f) => ({ body: { grant_type: 'implicit', ...f.creds } }), 400, 'unsupported_grant_type'],
-  ['unknown extension grant URI', (f) => ({ body: { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', ...f.creds } }), 400, 'unsupported_grant_type'],
+  ['unknown extension grant URI', (f) => ({ body: { grant_type: 'urn:example:params:oauth:grant-type:unknown', ...f.creds } }), 400, 'unsupported_grant_type'],
+  // A grant served here (device_code since RFC 8628 support) but not registered for the client.
+  ['served grant the client was not registered for', (f) => ({ body: { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', ...f.creds } }), 400, 'unauthorized_client'],
   ['very long grant_type', (f) => ({ body: { grant_type: long(20_000), ...f.creds } }), 400, 'unsupported_grant_type'],
   ['grant the client may not use', (f) => ({ body: { grant_type: 'client_credentials', ...f.narrow } }), 400, 'unauthorized_client'],
 
