@@ -80,7 +80,9 @@ for (const { kind, skip } of await databaseKinds()) {
       const hers = await nextMessage(gina.chat, (await gina.chat.send(BOT, '/sessions')).message_id, /sessions/);
       for (const b of buttonsOf(hers)) assert.ok(!buttonsOf(sessions).some((x) => x.callback_data === b.callback_data));
       assert.match((await forge(gina, buttonsOf(sessions)[0]!.callback_data!)).answer, /Nothing done/);
-      const newest = buttonsOf(sessions).at(-1)!;
+      // Newest first: the phone's session.
+      const newest = buttonsOf(sessions)[0]!;
+      assert.match(newest.text, /^Sign out 1 \(/);
       assert.equal(await press(frank.chat, sessions, newest.text), 'Signed out.');
       assert.equal(await signedIn(phone), false);
       const apps = await nextMessage(frank.chat, (await frank.chat.send(BOT, '/apps')).message_id, /Applications with access/);

@@ -112,8 +112,10 @@ export function registerOneTapActions(actions: ChatActions, deps: OneTapDeps): v
       for (const s of await storage.sessions.listForUser(userId, clock.now())) {
         const when = new Date(s.createdAt).toISOString().replace('T', ' ').slice(0, 16);
         const label = `${when} UTC${s.userAgent ? ` · ${s.userAgent.slice(0, 60)}` : ''}`;
-        lines.push(`• ${label}`);
-        rows.push([{ text: `Sign out ${when}`, data: chatCallbackData(ONE_TAP, `ss:${sessionSid(s)}`) }]);
+        // Numbered, newest first: two sessions begun in the same minute still have buttons told apart.
+        const n = lines.length + 1;
+        lines.push(`${n}. ${label}`);
+        rows.push([{ text: `Sign out ${n} (${when})`, data: chatCallbackData(ONE_TAP, `ss:${sessionSid(s)}`) }]);
       }
     }
     if (!lines.length) return { text: 'No signed-in sessions (or this chat is not linked: send /start).' };
