@@ -44,7 +44,8 @@ for (const { kind, skip } of await databaseKinds()) {
       const expected = `${server.apiUrl}${WELL_KNOWN}`;
       const noToken = await callUser(server.apiUrl);
       assert.equal(noToken.status, 401);
-      assert.equal(noToken.challenge, `Bearer realm="gatehouse", resource_metadata="${expected}"`);
+      // Beside it, the DPoP challenge (RFC 9449 §7.1): one header, two challenges.
+      assert.equal(noToken.challenge, `Bearer realm="gatehouse", resource_metadata="${expected}", DPoP algs="ES256 RS256 PS256 EdDSA Ed25519"`);
       for (const a of [
         await callUser(server.apiUrl, { token: 'not-a-token' }),
         await callUser(server.apiUrl, { token: `${(await s.token('user')).slice(0, -4)}AAAA` }),
