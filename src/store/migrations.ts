@@ -160,8 +160,8 @@ const migrations: Record<string, Migration> = {
   '0013_backchannel': backchannelMigration,
   '0015_mfa': mfaMigration,
   '0016_session_use': sessionUseMigration,
-  '0018_registration': registrationMigration,
   '0017_bot_callback_cache': botCallbackCacheMigration,
+  '0018_registration': registrationMigration,
 };
 
 class StaticProvider implements MigrationProvider {
