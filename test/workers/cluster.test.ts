@@ -293,7 +293,9 @@ for (const backend of backends) {
       process.kill(victim, 'SIGKILL');
       const deadline = Date.now() + 30_000;
       const statuses: (number | undefined)[] = [];
-      while (!node.log().includes('"worker 2 serving again"') && Date.now() < deadline) {
+      // At least 20 probes: on a quiet machine the new worker serves within one probe's time, and one
+      // probe that met the dead worker's socket would otherwise be the whole sample.
+      while ((!node.log().includes('"worker 2 serving again"') || statuses.length < 20) && Date.now() < deadline) {
         statuses.push(await probe(`${node.url}/healthz`));
         await sleep(50);
       }
@@ -301,7 +303,8 @@ for (const backend of backends) {
       console.log(`while worker 2 was down: ${served} of ${statuses.length} requests answered 200, the others failed to connect or met the new worker starting (503)`);
       // A new worker answers 503 with Retry-After until its app is ready (src/http/listener.ts).
       assert.ok(statuses.every((st) => st === 200 || st === 503 || st === undefined), `statuses ${statuses.join(',')}`);
-      assert.ok(served >= statuses.length / 2, 'worker 1 kept serving');
+      // Round robin hands a starting worker every other connection (503 until its app is ready).
+      assert.ok(served >= statuses.length / 3, `worker 1 kept serving: ${statuses.join(',')}`);
       assert.ok(node.log().includes('worker 2 serving again'), node.log().slice(-2000));
       assert.ok(!alive(victim), `${victim} still alive`);
       const from = accepted(node).length;
