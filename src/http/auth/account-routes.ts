@@ -3,11 +3,12 @@ import { accountOverview, revokeApp } from '../../core/oidc/account.js';
 import { resetSessions } from '../../core/console/actions.js';
 import { sessionSid } from '../../core/oidc/sso.js';
 import { single, type Params } from '../../core/params.js';
-import { csrfToken, csrfValid } from '../../core/sessions.js';
+import { csrfToken } from '../../core/sessions.js';
 import type { Gatehouse } from '../../gatehouse.js';
-import { isForm, sendErrorPage, sendPage } from '../common.js';
+import { sendErrorPage, sendPage } from '../common.js';
 import { accountPage } from '../pages/account.js';
 import { clearSession, currentSession, logUndelivered } from './session-cookie.js';
+import { signedInForm } from './signed-in-form.js';
 import { formBody, paramsOf } from '../input.js';
 
 const ACCOUNT = 'account';
@@ -46,23 +47,7 @@ export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promis
   });
 
   /** Common checks of both forms: signed in, a form, a valid CSRF token. */
-  const guard = async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!isForm(req)) {
-      sendErrorPage(reply, 400, 'Bad request', 'the request must be sent as a form');
-      return undefined;
-    }
-    const current = await currentSession(gh, req);
-    if (!current) {
-      reply.redirect(`/login?return_to=${encodeURIComponent('/account')}`, 303);
-      return undefined;
-    }
-    const body = (req.body ?? {}) as Params;
-    if (!csrfValid(current.id, ACCOUNT, body.csrf_token)) {
-      sendErrorPage(reply, 403, 'Request expired', 'This form is no longer valid. Reload the account page and try again.');
-      return undefined;
-    }
-    return { current, body };
-  };
+  const guard = (req: FastifyRequest, reply: FastifyReply) => signedInForm(gh, req, reply, { path: '/account', purpose: ACCOUNT, name: 'account page' });
 
   app.post('/account/sessions/revoke', { config: page, schema: { body: formBody(paramsOf('csrf_token', 'sid')) } }, async (req, reply) => {
     const ok = await guard(req, reply);

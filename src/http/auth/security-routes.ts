@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { single, type Params } from '../../core/params.js';
-import { csrfToken, csrfValid } from '../../core/sessions.js';
+import { csrfToken } from '../../core/sessions.js';
 import type { Gatehouse } from '../../gatehouse.js';
-import { isForm, sendErrorPage, sendPage } from '../common.js';
+import { sendPage } from '../common.js';
 import { formBody, paramsOf } from '../input.js';
 import { recoveryCodesPage, securityPage, type SecurityView } from '../pages/security.js';
 import { currentSession } from './session-cookie.js';
+import { signedInForm } from './signed-in-form.js';
 import { sendScriptedPage } from './second-step-routes.js';
 
 const SECURITY = 'security';
@@ -65,23 +66,7 @@ export async function securityRoutes(app: FastifyInstance, gh: Gatehouse): Promi
     return show(req, reply, notice ? { notice } : {});
   });
 
-  const guard = async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!isForm(req)) {
-      sendErrorPage(reply, 400, 'Bad request', 'the request must be sent as a form');
-      return undefined;
-    }
-    const current = await currentSession(gh, req);
-    if (!current) {
-      reply.redirect(`/login?return_to=${encodeURIComponent(PATH)}`, 303);
-      return undefined;
-    }
-    const body = (req.body ?? {}) as Params;
-    if (!csrfValid(current.id, SECURITY, body.csrf_token)) {
-      sendErrorPage(reply, 403, 'Request expired', 'This form is no longer valid. Reload the security page and try again.');
-      return undefined;
-    }
-    return { current, body };
-  };
+  const guard = (req: FastifyRequest, reply: FastifyReply) => signedInForm(gh, req, reply, { path: PATH, purpose: SECURITY, name: 'security page' });
 
   /** The proof a removal asks for: the password, or a code of another factor. */
   const proven = async (req: FastifyRequest, reply: FastifyReply, ok: NonNullable<Awaited<ReturnType<typeof guard>>>) => {
