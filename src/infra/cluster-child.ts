@@ -1,4 +1,4 @@
-import { LocalWakeups, type Wakeups } from '../core/bot/wakeups.js';
+import { LocalWakeups, TopicCounts, type Wakeups } from '../core/bot/wakeups.js';
 import type { DeliveryLease } from '../core/bot/bot-webhooks.js';
 import type { FloodGate } from '../core/bot/flood.js';
 import type { EventStore } from '../core/notify/ports.js';
@@ -32,7 +32,7 @@ export const processChannel: PrimaryChannel = {
  */
 export class ClusterWakeups implements Wakeups {
   private readonly local = new LocalWakeups();
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new TopicCounts();
   private readonly acks = new Map<number, () => void>();
   private nextId = 1;
   private pending: Promise<unknown> = Promise.resolve();
@@ -54,28 +54,12 @@ export class ClusterWakeups implements Wakeups {
   }
 
   subscribe(topic: string, listener: (message: string) => void): () => void {
-    const off = this.local.subscribe(topic, listener);
-    const n = (this.counts.get(topic) ?? 0) + 1;
-    this.counts.set(topic, n);
-    if (n === 1) {
+    return this.counts.add(topic, this.local.subscribe(topic, listener), () => {
       const id = this.nextId++;
       const acked = new Promise<void>((resolve) => this.acks.set(id, resolve));
       this.pending = Promise.all([this.pending, acked]);
       this.channel.send({ gh: 'sub', topic, id });
-    }
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      off();
-      const left = (this.counts.get(topic) ?? 1) - 1;
-      if (left > 0) {
-        this.counts.set(topic, left);
-      } else {
-        this.counts.delete(topic);
-        this.channel.send({ gh: 'unsub', topic });
-      }
-    };
+    }, () => this.channel.send({ gh: 'unsub', topic }));
   }
 
   async ready(): Promise<void> {

@@ -71,6 +71,39 @@ export class LocalWakeups implements Wakeups {
 const DEGRADED_POLL_MS = 500;
 
 /**
+ * Local subscribers counted per topic, for wake-ups relayed from elsewhere
+ * (Redis, the cluster primary): the relay hears of a topic when its first
+ * subscriber comes (`first`) and its last one leaves (`last`). The function
+ * returned unsubscribes once however often it is called.
+ */
+export class TopicCounts {
+  private readonly counts = new Map<string, number>();
+
+  topics(): IterableIterator<string> {
+    return this.counts.keys();
+  }
+
+  add(topic: string, off: () => void, first: () => void, last: () => void): () => void {
+    const n = (this.counts.get(topic) ?? 0) + 1;
+    this.counts.set(topic, n);
+    if (n === 1) first();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      off();
+      const left = (this.counts.get(topic) ?? 1) - 1;
+      if (left > 0) {
+        this.counts.set(topic, left);
+      } else {
+        this.counts.delete(topic);
+        last();
+      }
+    };
+  }
+}
+
+/**
  * Waits until a message arrives on one of `topicList`, `ms` passes or
  * `signal` aborts, whichever is first. Subscribe *before* checking storage
  * and pass the subscription in, so nothing published in between is lost.

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { LocalWakeups, type Wakeups } from '../../core/bot/wakeups.js';
+import { LocalWakeups, TopicCounts, type Wakeups } from '../../core/bot/wakeups.js';
 import type { PgWakeupRelay } from './pg-wakeups.js';
 
 /**
@@ -10,7 +10,7 @@ import type { PgWakeupRelay } from './pg-wakeups.js';
  */
 export class RedisWakeups implements Wakeups {
   private readonly local = new LocalWakeups();
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new TopicCounts();
   private pending: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly pub: Redis, private readonly sub: Redis, private readonly prefix = 'gh:', private readonly relay?: PgWakeupRelay) {
@@ -21,7 +21,7 @@ export class RedisWakeups implements Wakeups {
     relay?.onMessage(deliver);
     // ioredis re-subscribes only what once succeeded; topics subscribed while Redis was away are subscribed now.
     sub.on('ready', () => {
-      for (const topic of this.counts.keys()) this.track(this.sub.subscribe(this.prefix + topic));
+      for (const topic of this.counts.topics()) this.track(this.sub.subscribe(this.prefix + topic));
     });
   }
 
@@ -41,23 +41,9 @@ export class RedisWakeups implements Wakeups {
   }
 
   subscribe(topic: string, listener: (message: string) => void): () => void {
-    const off = this.local.subscribe(topic, listener);
-    const n = (this.counts.get(topic) ?? 0) + 1;
-    this.counts.set(topic, n);
-    if (n === 1) this.track(this.sub.subscribe(this.prefix + topic));
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      off();
-      const left = (this.counts.get(topic) ?? 1) - 1;
-      if (left > 0) {
-        this.counts.set(topic, left);
-      } else {
-        this.counts.delete(topic);
-        this.track(this.sub.unsubscribe(this.prefix + topic));
-      }
-    };
+    return this.counts.add(topic, this.local.subscribe(topic, listener),
+      () => this.track(this.sub.subscribe(this.prefix + topic)),
+      () => this.track(this.sub.unsubscribe(this.prefix + topic)));
   }
 
   private track(p: Promise<unknown>): void {
