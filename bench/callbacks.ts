@@ -1,7 +1,8 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { deflateSync } from 'node:zlib';
 import { chatToken, createBot, type GatehouseUnderTest } from './gatehouse.js';
 import { cpuMeter, type Figures, type Load, type LoadOptions } from './load.js';
+import { latencyFigures, paced, post, sleep } from './paced.js';
 
 /**
  * The Bot API's interactive rows: the callback round trip (a person's press
@@ -9,23 +10,8 @@ import { cpuMeter, type Figures, type Load, type LoadOptions } from './load.js';
  * sendPhoto with a 100 KB image.
  */
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-function post(agent: Agent, url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const percentile = (sorted: Float64Array, q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0);
 
 type Update = { update_id: number; message?: { chat: { id: number } }; callback_query?: { id: string } };
 
@@ -97,19 +83,7 @@ export async function callbackRoundTrip(gh: GatehouseUnderTest, load: LoadOption
       }, () => failed++)
       .finally(() => pending--);
   };
-  /** Presses at `rate` per second for `seconds`, in 2 ms ticks. */
-  const produce = async (seconds: number) => {
-    const start = performance.now();
-    let sent = 0;
-    for (;;) {
-      const elapsed = (performance.now() - start) / 1000;
-      if (elapsed >= seconds) return sent;
-      const due = Math.floor(elapsed * rate) - sent;
-      for (let i = 0; i < due; i++) press();
-      sent += Math.max(0, due);
-      await sleep(2);
-    }
-  };
+  const produce = (seconds: number) => paced(rate, seconds, press);
 
   await produce(Math.max(1, load.warmup));
   for (let i = 0; i < 160 && pending; i++) await sleep(100);
@@ -127,17 +101,7 @@ export async function callbackRoundTrip(gh: GatehouseUnderTest, load: LoadOption
   await Promise.race([poller, sleep(3000)]);
   agent.destroy();
   botAgent.destroy();
-  const sorted = Float64Array.from(latencies).sort();
-  return {
-    rps: latencies.length / load.duration,
-    p50: percentile(sorted, 0.5),
-    p99: percentile(sorted, 0.99),
-    total: sent,
-    non2xx: failed,
-    errors: unanswered,
-    cpuPerRequestUs: cpuUs === undefined || !latencies.length ? undefined : cpuUs / latencies.length,
-    serverCpuShare: cpuUs === undefined ? undefined : cpuUs / (load.duration * 1e6),
-  };
+  return latencyFigures(latencies, { duration: load.duration, sent, failed, lost: unanswered, cpuUs });
 }
 
 /** A PNG of about `bytes` bytes (a 320×240 picture and a comment chunk): what sendPhoto reads the size of. */

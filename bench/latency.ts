@@ -1,7 +1,8 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import autocannon from 'autocannon';
 import { adminCall, chatToken, createBot, type GatehouseUnderTest } from './gatehouse.js';
 import { cpuMeter, type Figures, type LoadOptions } from './load.js';
+import { latencyFigures, paced, post, sleep } from './paced.js';
 
 /**
  * The two scenarios measured by their own clients rather than autocannon:
@@ -9,29 +10,6 @@ import { cpuMeter, type Figures, type LoadOptions } from './load.js';
  * throughput as req/s and their latency as p50/p99, in the same table.
  */
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Answer {
-  status: number;
-  body: string;
-}
-
-function post(agent: Agent, url: string, headers: Record<string, string>, body: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function percentile(sorted: Float64Array, q: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0;
-}
 
 /**
  * getUpdates wake-up: one bot long-polls (timeout 30 s, as bots do) while
@@ -83,19 +61,7 @@ export async function wakeupLatency(gh: GatehouseUnderTest, load: LoadOptions, o
         if (r.status !== 200) failed++;
       }, () => failed++);
   };
-  /** Sends at `rate` per second for `seconds`, in 2 ms ticks. */
-  const produce = async (seconds: number) => {
-    const start = performance.now();
-    let sent = 0;
-    for (;;) {
-      const elapsed = (performance.now() - start) / 1000;
-      if (elapsed >= seconds) return sent;
-      const due = Math.floor(elapsed * opts.rate) - sent;
-      for (let i = 0; i < due; i++) send(seq++);
-      sent += Math.max(0, due);
-      await sleep(2);
-    }
-  };
+  const produce = (seconds: number) => paced(opts.rate, seconds, () => send(seq++));
 
   await produce(Math.max(1, load.warmup));
   await sleep(200);
@@ -114,17 +80,7 @@ export async function wakeupLatency(gh: GatehouseUnderTest, load: LoadOptions, o
   await Promise.race([poller, sleep(3000)]);
   agent.destroy();
   pollAgent.destroy();
-  const sorted = Float64Array.from(latencies).sort();
-  return {
-    rps: latencies.length / load.duration,
-    p50: percentile(sorted, 0.5),
-    p99: percentile(sorted, 0.99),
-    total: sent,
-    non2xx: failed,
-    errors: lost,
-    cpuPerRequestUs: cpuUs === undefined || !latencies.length ? undefined : cpuUs / latencies.length,
-    serverCpuShare: cpuUs === undefined ? undefined : cpuUs / (load.duration * 1e6),
-  };
+  return latencyFigures(latencies, { duration: load.duration, sent, failed, lost, cpuUs });
 }
 
 interface ReceiverStats {
