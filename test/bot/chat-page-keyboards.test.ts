@@ -2,11 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Bot, InlineKeyboard, Keyboard } from 'grammy';
 import type { Browser, Page } from 'playwright-core';
-import { collectProblems, say, signInToChat } from './chat-page-support.js';
+import { BOT_TOKEN as TOKEN, newChatPage, say, signInToChat } from './chat-page-support.js';
 import { chromiumMissing, launchChromium } from '../browser/chromium.js';
 import { startBotServer, type BotTestServer } from './support.js';
-
-const TOKEN = /(?<![0-9])(\d+:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/;
 
 /**
  * The chat page with an unmodified grammY bot (long polling): inline buttons
@@ -26,10 +24,7 @@ describe('chat page keyboards in Chromium', { skip: chromiumMissing(), timeout: 
     server = await startBotServer();
     await server.createUser('hana', 'hana has a long password');
     browser = await launchChromium();
-    const context = await browser.newContext();
-    context.setDefaultTimeout(15_000);
-    page = await context.newPage();
-    collectProblems(page, problems);
+    page = await newChatPage(browser, problems);
   });
   after(async () => {
     await bot?.stop();

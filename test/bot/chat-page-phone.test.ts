@@ -1,11 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { collectProblems, say, signInToChat } from './chat-page-support.js';
+import { BOT_TOKEN as TOKEN, collectProblems, say, signInToChat } from './chat-page-support.js';
 import { chromiumMissing, launchChromium } from '../browser/chromium.js';
 import { botApi, startBotServer, type BotTestServer } from './support.js';
 
-const TOKEN = /(?<![0-9])(\d+:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/;
 const PHONE = { width: 390, height: 844 };
 
 /** Nothing wider than the screen: no sideways scrolling, and each element given lies inside the viewport. */

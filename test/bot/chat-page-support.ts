@@ -1,9 +1,21 @@
-import type { Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 
 /**
  * The chat page in Chromium, for test/bot/chat-page*.test.ts: what counts as a
  * problem on the page, signing in, and writing a line.
  */
+
+/** A bot token as BotFather's answer shows it (`<id>:<35 characters>`). */
+export const BOT_TOKEN = /(?<![0-9])(\d+:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/;
+
+/** A new page in a context of its own (15 s waits), its problems collected into `problems`. */
+export async function newChatPage(browser: Browser, problems: string[], options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await browser.newContext(options);
+  context.setDefaultTimeout(15_000);
+  const page = await context.newPage();
+  collectProblems(page, problems);
+  return page;
+}
 
 /** CSP violations and script errors land on the console; a missing favicon is no problem. */
 export function collectProblems(page: Page, problems: string[]): void {

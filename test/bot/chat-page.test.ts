@@ -1,11 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { collectProblems, say, signInToChat } from './chat-page-support.js';
+import { BOT_TOKEN as TOKEN, newChatPage, say, signInToChat } from './chat-page-support.js';
 import { chromiumMissing, launchChromium } from '../browser/chromium.js';
 import { botApi, startBotServer, type BotTestServer } from './support.js';
-
-const TOKEN = /(?<![0-9])(\d+:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/;
 
 /**
  * A person in a real Chromium opens {bot_api_url}/, signs in through the
@@ -23,10 +21,7 @@ describe('chat page in Chromium', { skip: chromiumMissing(), timeout: 120_000 },
     server = await startBotServer();
     await server.createUser('gwen', 'gwen has a long password');
     browser = await launchChromium();
-    const context = await browser.newContext();
-    context.setDefaultTimeout(15_000);
-    page = await context.newPage();
-    collectProblems(page, problems);
+    page = await newChatPage(browser, problems);
   });
   after(async () => {
     await browser?.close();

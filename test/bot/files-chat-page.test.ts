@@ -3,12 +3,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Bot, InputFile } from 'grammy';
 import type { Browser, Page } from 'playwright-core';
-import { collectProblems, say, signInToChat } from './chat-page-support.js';
+import { BOT_TOKEN as TOKEN, newChatPage, say, signInToChat } from './chat-page-support.js';
 import { chromiumMissing, launchChromium } from '../browser/chromium.js';
 import { png } from './files-support.js';
 import { startBotServer, type BotTestServer } from './support.js';
-
-const TOKEN = /(?<![0-9])(\d+:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/;
 
 /**
  * The chat page with an unmodified grammY bot sending a photo and a
@@ -27,10 +25,7 @@ describe('chat page photos and documents in Chromium', { skip: chromiumMissing()
     server = await startBotServer();
     await server.createUser('iris', 'iris has a long password');
     browser = await launchChromium();
-    const context = await browser.newContext({ acceptDownloads: true });
-    context.setDefaultTimeout(15_000);
-    page = await context.newPage();
-    collectProblems(page, problems);
+    page = await newChatPage(browser, problems, { acceptDownloads: true });
   });
   after(async () => {
     await bot?.stop();
