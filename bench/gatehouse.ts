@@ -67,7 +67,12 @@ export interface StartOptions {
   minimal?: boolean;
   /** GATEHOUSE_WORKERS (`1`, a number, `auto`): processes serving HTTP. */
   workers?: string;
+  /** Make the notification bot (NOTIFY_BOT) with the CLI first and start with its GATEHOUSE_NOTIFY_BOT_TOKEN. */
+  notifyBot?: boolean;
 }
+
+/** The notification bot's username when `notifyBot` is set. */
+export const NOTIFY_BOT = 'gatehouse_notify_bot';
 
 export async function postgresReachable(): Promise<boolean> {
   const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
@@ -145,8 +150,10 @@ export async function startGatehouse(db: DbKind, opts: StartOptions = {}): Promi
     ...(opts.workers ? { GATEHOUSE_WORKERS: opts.workers } : {}),
     ...opts.env,
   });
-  const roles = opts.roles ?? 'auth,api,bot';
   const bin = opts.bin ?? GATEHOUSE_BIN;
+  // The token is read at start, so the bot (and the user owning it) is made beforehand in the same database.
+  if (opts.notifyBot) env.GATEHOUSE_NOTIFY_BOT_TOKEN = await notifyBotBeforeStart(bin, databaseUrl);
+  const roles = opts.roles ?? 'auth,api,bot';
   const args = [...(opts.nodeFlags ?? []), bin, 'serve', '--roles', roles, '--host', '127.0.0.1', '--auth-port', '0', '--api-port', '0', '--bot-port', '0',
     '--database-url', databaseUrl, '--log-level', 'info'];
   const name = `gatehouse (${db}, ${roles}${opts.bin ? `, ${opts.bin}` : ''}${opts.workers ? `, workers ${opts.workers}` : ''})`;
@@ -279,6 +286,16 @@ export async function mintCodes(gh: GatehouseUnderTest, cookie: string, count: n
 }
 
 const exec = promisify(execFile);
+
+async function notifyBotBeforeStart(bin: string, databaseUrl: string): Promise<string> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GATEHOUSE_')));
+  const db = ['--database-url', databaseUrl];
+  const user = exec(process.execPath, [bin, 'user', 'create', '--username', 'bench-ops', '--email', 'ops@example.test', '--password-stdin', ...db], { env });
+  user.child.stdin!.end(randomBytes(18).toString('base64url'));
+  await user;
+  const { stdout } = await exec(process.execPath, [bin, 'bot', 'create', '--owner', 'bench-ops', '--username', NOTIFY_BOT, '--name', 'Notifications', ...db, '--json'], { env });
+  return (JSON.parse(stdout.trim().split('\n').pop()!) as { token: string }).token;
+}
 
 /** A bot created with `gatehouse bot create` against the same database; returns its token. */
 export async function createBot(gh: GatehouseUnderTest, owner: string, username: string): Promise<string> {

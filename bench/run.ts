@@ -19,7 +19,8 @@ import { measure, type LoadOptions } from './load.js';
 import { startPeer } from './peer.js';
 import { jsonField, startChild, stopAll } from './procs.js';
 import { applyReference, loadAverage, meanRows, REFERENCE_AGAIN, targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
-import { ceilingScenarios, gatehouseScenarios, peerScenarios, SCENARIO_IDS, subscribedScenarios, webhookScenarios, type Scenario } from './scenarios.js';
+import { approvalNotes } from './approval.js';
+import { approvalScenarios, ceilingScenarios, gatehouseScenarios, peerScenarios, SCENARIO_IDS, subscribedScenarios, webhookScenarios, type Scenario } from './scenarios.js';
 import { seedRun } from './seed.js';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -157,6 +158,11 @@ async function main(): Promise<void> {
         await subscribeReceiver(wh, receiver!);
         groups.push({ db: name, scenarios: webhookScenarios(wh, receiver!).filter((s) => wanted(s.id)) });
       }
+      if (wanted('approval')) {
+        // Its own process: the notification bot's token is set at start, and the worker delivers the approval messages.
+        const ap = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth,bot,worker', minimal: true, notifyBot: true });
+        groups.push({ db: name, scenarios: approvalScenarios(ap) });
+      }
     }
   }
   if (opts.profile) {
@@ -190,7 +196,7 @@ async function main(): Promise<void> {
     rows.push(await measureOne(reference, REFERENCE_AGAIN, '-', i));
     applyReference(rows);
     runs.push({ rows, load: [loadAtStart, loadAverage()] });
-    console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${targetNotes(rows).map((n) => `  ${n}`).join('\n')}`);
+    console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${[...targetNotes(rows), ...approvalNotes(rows)].map((n) => `  ${n}`).join('\n')}`);
   }
 
   // The raw figures, to redraw the chart or check a number later.

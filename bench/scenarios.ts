@@ -6,6 +6,7 @@ import type { Figures, Load, LoadOptions } from './load.js';
 import type { PeerUnderTest } from './peer.js';
 import { ProofMaker, withProofs } from './dpop.js';
 import { backchannelScenarios } from './backchannel.js';
+import { approvalLatency } from './approval.js';
 
 export interface Scenario {
   id: string;
@@ -303,6 +304,16 @@ export function subscribedScenarios(gh: GatehouseUnderTest): Scenario[] {
   }];
 }
 
+/** Sign-in approval in chat, on a Gatehouse with the notification bot and worker (started apart: bench/approval.ts). */
+export function approvalScenarios(gh: GatehouseUnderTest): Scenario[] {
+  return [{
+    id: 'approval',
+    label: 'sign-in approval in chat with number matching: from the press of the right number (POST /client/chats/<bot>/callback) to the waiting second-step page\'s long poll answering approved; p50/p99, sign-ins one at a time (req/s: sign-ins; CPU per sign-in includes the password\'s argon2)',
+    pid: gh.child.proc.pid,
+    run: (l) => approvalLatency(gh, l),
+  }];
+}
+
 /** node-oidc-provider doing the same work (in-memory adapter). */
 export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[] {
   const pid = peer.child.proc.pid;
@@ -336,5 +347,5 @@ export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[
   ];
 }
 
-export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'device-poll', 'ciba-poll', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200', 'callback', 'callback-200', 'send-photo',
+export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'device-poll', 'ciba-poll', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200', 'callback', 'callback-200', 'send-photo', 'approval',
   'webhooks', 'webhooks-max', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;
