@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, platform, release, totalmem } from 'node:os';
 import type { Figures } from './load.js';
+import { checkTargets, columnOf, describe } from './targets.js';
 
 export interface Row {
   id: string;
@@ -123,36 +124,23 @@ export function markdownTable<R = Row>(rows: R[], head = HEAD, toCells: (r: R) =
 
 const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
-/** The issue's targets, checked against one run. */
+/** The speed issue's targets (bench/targets.ts) checked against one run, and what DPoP and the latency rows cost. */
 export function targetNotes(rows: Row[]): string[] {
-  const notes: string[] = [];
+  const notes = checkTargets(rows).map((c) => `${c.row.id} (${c.row.db}): ${describe(c)} — target ${c.target.text}: ${met(c.met)}` +
+    (c.target.workersAuto && !columnOf(c.row.db).workersAuto ? ' (measured with one process: run with --workers 1,auto)' : ''));
   const cpu = (r: Row) => (r.cpuRatio === undefined ? '' : ` (by CPU per request: ${percent(r.cpuRatio)})`);
-  const peerCpu = (r: Row) => (r.peerCpuRatio === undefined ? '' : ` (by CPU per request: ${times(r.peerCpuRatio)})`);
   for (const r of rows) {
     const f = r.figures;
-    if (r.id === 'cc' && r.ratio !== undefined) {
-      notes.push(`client_credentials (JWT, ${r.db}): ${percent(r.ratio)} of bare Fastify${cpu(r)} — target ≥ 40%: ${met(r.ratio >= 0.4)}` +
-        (r.peerRatio === undefined ? '' : `; ${times(r.peerRatio)} node-oidc-provider's JWT mode${peerCpu(r)} — target ≥ 3×: ${met(r.peerRatio >= 3)}`));
-    }
-    if (r.id === 'cc-subscribed' && r.ratio !== undefined) {
-      notes.push(`client_credentials with token.issued subscribed (${r.db}): ${percent(r.ratio)} of the unsubscribed row${cpu(r)} — target ≥ 80%: ${met(r.ratio >= 0.8)}`);
-    }
-    if ((r.id === 'introspect' || r.id === 'introspect-opaque') && r.ratio !== undefined) {
-      notes.push(`${r.id} (${r.db}): ${percent(r.ratio)} of bare Fastify${cpu(r)} — target ≥ 50%: ${met(r.ratio >= 0.5)}` +
-        (r.peerRatio === undefined ? '' : `; ${times(r.peerRatio)} node-oidc-provider${peerCpu(r)} — target ≥ 2×: ${met(r.peerRatio >= 2)}`));
-    }
-    if (r.id === 'user' && r.ratio !== undefined) notes.push(`/user with a JWT (${r.db}): ${percent(r.ratio)} of the API's bare /healthz${cpu(r)} — target ≥ 50%: ${met(r.ratio >= 0.5)}`);
     if ((r.id === 'cc-dpop' || r.id === 'user-dpop') && r.ratio !== undefined) {
       // The cost of DPoP (RFC 9449): the same request without it is the row's ceiling.
       const base = rows.find((b) => b.db === r.db && b.id === r.id.replace('-dpop', ''))?.figures.cpuPerRequestUs;
       const extra = base !== undefined && f.cpuPerRequestUs !== undefined ? `, +${(f.cpuPerRequestUs - base).toFixed(0)} µs CPU per request` : '';
       notes.push(`${r.id === 'cc-dpop' ? 'client_credentials' : '/user'} with DPoP (${r.db}): ${percent(r.ratio)} of the same without DPoP${cpu(r)}${extra}`);
     }
-    if (r.id === 'login') notes.push(`password login (${r.db}): ${f.rps.toFixed(0)}/s — target ≥ 150/s: ${met(f.rps >= 150)}`);
-    if (r.id === 'send' && r.ratio !== undefined) notes.push(`sendMessage (${r.db}): ${percent(r.ratio)} of bare Fastify${cpu(r)} — target ≥ 30%: ${met(r.ratio >= 0.3)}`);
-    if (r.id === 'wakeup' || r.id === 'wakeup-200') notes.push(`getUpdates wake-up (${r.db}): p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms at ${f.rps.toFixed(0)} messages/s — target p99 < 10 ms: ${met(f.p99 < 10)}`);
-    if (r.id === 'webhooks') notes.push(`webhooks at 2,000 events/s (${r.db}): ${f.rps.toFixed(0)} deliveries/s, delay p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms — target p50 < 20 ms: ${met(f.p50 < 20)}`);
-    if (r.id === 'webhooks-max') notes.push(`webhooks flat out (${r.db}): ${f.rps.toFixed(0)} deliveries/s — target ≥ 2,000/s: ${met(f.rps >= 2000)}`);
+    if (r.id === 'wakeup-200' || r.id === 'callback' || r.id === 'callback-200') {
+      notes.push(`${r.id} (${r.db}): p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms at ${f.rps.toFixed(0)}/s`);
+    }
+    if (r.id === 'webhooks') notes.push(`webhooks at 2,000 events/s (${r.db}): ${f.rps.toFixed(0)} deliveries/s, delay p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms`);
   }
   return notes;
 }
