@@ -22,6 +22,7 @@ import { applyReference, loadAverage, meanRows, REFERENCE_AGAIN, targetNotes, te
 import { approvalNotes } from './approval.js';
 import { approvalScenarios, ceilingScenarios, gatehouseScenarios, peerScenarios, SCENARIO_IDS, subscribedScenarios, webhookScenarios, type Scenario } from './scenarios.js';
 import { seedRun } from './seed.js';
+import { startupNotes, startupScenarios } from './startup.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -92,6 +93,7 @@ function options() {
   })));
   const seed = values.seed?.split(',').map((v) => num('seed', v.replace(/_/g, ''), 1000, 100_000_000));
   return {
+    bins,
     variants,
     load: {
       duration: num('duration', values.duration, 1, 60),
@@ -139,6 +141,8 @@ async function main(): Promise<void> {
     const peer = await startPeer(profileFlags);
     groups.push({ db: 'memory', scenarios: peerScenarios(peer, opts.load).filter((s) => peerWanted(s.id)) });
   }
+  // Cold starts first, while the servers above sit idle: SQLite, one process and workers=auto, per checkout.
+  if (wanted('startup')) groups.push(...startupScenarios(opts.bins));
   const needWebhooks = wanted('webhooks') || wanted('webhooks-max');
   const receiver = needWebhooks ? (await startChild('webhook receiver', ['--import', 'tsx', serverScript('webhook-receiver')], urlLine)).value : undefined;
   for (const db of dbs) {
@@ -196,7 +200,7 @@ async function main(): Promise<void> {
     rows.push(await measureOne(reference, REFERENCE_AGAIN, '-', i));
     applyReference(rows);
     runs.push({ rows, load: [loadAtStart, loadAverage()] });
-    console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${[...targetNotes(rows), ...approvalNotes(rows)].map((n) => `  ${n}`).join('\n')}`);
+    console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${[...targetNotes(rows), ...approvalNotes(rows), ...startupNotes(rows)].map((n) => `  ${n}`).join('\n')}`);
   }
 
   // The raw figures, to redraw the chart or check a number later.

@@ -348,4 +348,4 @@ export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[
 }
 
 export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'device-poll', 'ciba-poll', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200', 'callback', 'callback-200', 'send-photo', 'approval',
-  'webhooks', 'webhooks-max', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;
+  'webhooks', 'webhooks-max', 'startup', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;
