@@ -3,8 +3,9 @@ import type { CallbackQuery, Update } from '@grammyjs/types';
 import type { Clock } from '../ports.js';
 import { wantsUpdate } from './conversations.js';
 import { badRequest } from './errors.js';
+import { GroupCommits } from './group-commit.js';
 import { messageObject, personUser } from './objects.js';
-import type { BotRecord, BotStorage, CallbackAnswer, Person, StoredMessage } from './ports.js';
+import type { BotRecord, BotStorage, BotStores, CallbackAnswer, Person, StoredMessage } from './ports.js';
 import { Waiter, topics, type Wakeups } from './wakeups.js';
 
 /**
@@ -32,12 +33,56 @@ export interface CallbackDeps {
   clock: Clock;
 }
 
+/** A press waiting for the next group commit: its query row, and the bot's update unless the bot hears none. */
+interface PressWrite {
+  id: string;
+  bot: BotRecord;
+  person: Person;
+  m: StoredMessage;
+  data: string;
+  now: number;
+  update: boolean;
+}
+
+/**
+ * The answer as published on the query's topic (after it committed), so the
+ * waiting press need not read it back; anything else (an empty message, a
+ * wake-up while the relay is degraded) sends the press to storage.
+ */
+function publishedAnswer(message: string): CallbackAnswer | undefined {
+  if (!message.startsWith('{')) return undefined;
+  try {
+    const a = JSON.parse(message) as unknown;
+    return a !== null && typeof a === 'object' && !Array.isArray(a) ? (a as CallbackAnswer) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Inline button presses: a press becomes a `callback_query` update and waits
  * for the bot's answerCallbackQuery, which it returns to the person.
  */
 export class CallbackQueries {
-  constructor(private readonly deps: CallbackDeps) {}
+  /**
+   * Presses are group-committed as people's messages are (group-writes.ts):
+   * each press's update takes an id from its bot's row, whose lock PostgreSQL
+   * holds until the commit reached the disk, so one transaction per press
+   * would serialise every press to a bot behind one commit each.
+   */
+  private readonly groups: GroupCommits<PressWrite, Update | undefined>;
+
+  constructor(private readonly deps: CallbackDeps) {
+    this.groups = new GroupCommits((writes) => deps.storage.transaction((tx) => writePresses(tx, writes)), (writes, updates) => {
+      // One wake-up per bot per group, carrying its newest update id.
+      const newest = new Map<number, number>();
+      writes.forEach((w, i) => {
+        const u = updates[i];
+        if (u) newest.set(w.bot.id, Math.max(newest.get(w.bot.id) ?? 0, u.update_id));
+      });
+      for (const [botId, updateId] of newest) deps.wakeups.publish(topics.updates(botId), String(updateId));
+    });
+  }
 
   /**
    * The person pressed the button carrying `data` on message `m` (checked by
@@ -50,24 +95,22 @@ export class CallbackQueries {
     const last = await storage.callbacks.lastAnswered(bot.id, person.id, m.messageId, data);
     if (last?.answer?.cache_time && last.answeredAt !== null && clock.now() < last.answeredAt + last.answer.cache_time * 1000) return last.answer;
     const id = newQueryId();
-    const waiter = new Waiter(wakeups, [topics.callback(id)]);
+    let published: CallbackAnswer | undefined;
+    const waiter = new Waiter(wakeups, [topics.callback(id)], (_topic, message) => {
+      published ??= publishedAnswer(message);
+      return true;
+    });
     try {
       await waiter.ready();
-      const now = clock.now();
-      const update = await storage.transaction(async (tx) => {
-        await tx.callbacks.add({ id, botId: bot.id, chatId: person.id, messageId: m.messageId, data, createdAt: now });
-        if (bot.tokenHash === null || !wantsUpdate(bot, 'callback_query')) return undefined;
-        const query: CallbackQuery = {
-          id, from: personUser(person), message: messageObject(m, bot, person), chat_instance: chatInstance(bot.id, person.id), data,
-        };
-        return tx.updates.add(bot.id, person.id, (update_id) => ({ update_id, callback_query: query } as Update), now);
-      });
-      if (update) wakeups.publish(topics.updates(bot.id), String(update.update_id));
+      const update = bot.tokenHash !== null && wantsUpdate(bot, 'callback_query');
+      await this.groups.write({ id, bot, person, m, data, now: clock.now(), update });
+      // Subscribed before the query existed: its answer, committed and published later, wakes the waiter.
       const deadline = Date.now() + CALLBACK_ANSWER_MS;
       for (;;) {
+        if (!(await waiter.wait(deadline - Date.now(), signal))) return undefined;
+        if (published) return published;
         const q = await storage.callbacks.get(bot.id, id);
         if (q?.answer) return q.answer;
-        if (!(await waiter.wait(deadline - Date.now(), signal))) return undefined;
       }
     } finally {
       waiter.close();
@@ -80,6 +123,31 @@ export class CallbackQueries {
     if (!/^\d{1,20}$/.test(id) || !(await this.deps.storage.callbacks.answer(bot.id, id, answer, now, now - CALLBACK_ANSWER_MS))) {
       throw badRequest(QUERY_TOO_OLD);
     }
-    this.deps.wakeups.publish(topics.callback(id), '');
+    this.deps.wakeups.publish(topics.callback(id), JSON.stringify(answer));
   }
+}
+
+/**
+ * One group's presses: every query row in one insert, then each bot's
+ * updates from one id allocation, bots in id order (the only rows locked
+ * here, so two groups in two processes cannot deadlock). Results in the
+ * callers' order.
+ */
+async function writePresses(tx: BotStores, writes: PressWrite[]): Promise<(Update | undefined)[]> {
+  await tx.callbacks.add(writes.map((w) => ({ id: w.id, botId: w.bot.id, chatId: w.person.id, messageId: w.m.messageId, data: w.data, createdAt: w.now })));
+  const out: (Update | undefined)[] = new Array(writes.length).fill(undefined);
+  const perBot = new Map<number, number[]>();
+  writes.forEach((w, i) => {
+    if (w.update) perBot.set(w.bot.id, [...(perBot.get(w.bot.id) ?? []), i]);
+  });
+  for (const botId of [...perBot.keys()].sort((a, b) => a - b)) {
+    const list = perBot.get(botId)!;
+    const updates = await tx.updates.addMany(botId, list.map((i) => {
+      const { id, bot, person, m, data } = writes[i]!;
+      const query: CallbackQuery = { id, from: personUser(person), message: messageObject(m, bot, person), chat_instance: chatInstance(bot.id, person.id), data };
+      return { chatId: person.id, build: (update_id: number) => ({ update_id, callback_query: query } as Update) };
+    }), writes[list[0]!]!.now);
+    list.forEach((i, k) => (out[i] = updates[k]));
+  }
+  return out;
 }

@@ -174,6 +174,8 @@ export interface ChatStore {
   setState(botId: number, chatId: number, state: string | null): Promise<void>;
   /** Allocates the next message_id of the chat atomically and stores the message. */
   addMessage(m: NewMessage, now: number): Promise<StoredMessage>;
+  /** Messages into one chat, with consecutive message_ids from one allocation; all stored or none. */
+  addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<StoredMessage[]>;
   getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined>;
   /** `erase`: the old text must not stay recoverable from the database files (a token shown once). */
   editMessage(botId: number, chatId: number, messageId: number, patch: MessagePatch, opts?: { erase?: boolean }): Promise<boolean>;
@@ -208,7 +210,8 @@ export interface UpdateStore {
 }
 
 export interface CallbackQueryStore {
-  add(q: Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>): Promise<void>;
+  /** Unanswered queries, all in one statement. */
+  add(qs: readonly Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>[]): Promise<void>;
   get(botId: number, id: string): Promise<StoredCallbackQuery | undefined>;
   /** The latest answered press of button `data` on the message (answerCallbackQuery's cache_time). */
   lastAnswered(botId: number, chatId: number, messageId: number, data: string): Promise<StoredCallbackQuery | undefined>;

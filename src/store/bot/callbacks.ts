@@ -10,10 +10,11 @@ const toQuery = (r: BotCallbackQueriesTable): StoredCallbackQuery => ({
 export class SqlCallbackQueryStore implements CallbackQueryStore {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async add(q: Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>): Promise<void> {
-    await this.db.insertInto('bot_callback_queries').values({
+  async add(qs: readonly Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>[]): Promise<void> {
+    if (!qs.length) return;
+    await this.db.insertInto('bot_callback_queries').values(qs.map((q) => ({
       id: q.id, bot_id: q.botId, chat_id: q.chatId, message_id: q.messageId, data: q.data, created_at: q.createdAt, answered_at: null, answer: null,
-    }).execute();
+    }))).execute();
   }
 
   async get(botId: number, id: string): Promise<StoredCallbackQuery | undefined> {

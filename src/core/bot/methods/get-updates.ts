@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { TERMINATED, WEBHOOK_ACTIVE, conflict } from '../errors.js';
 import { method } from '../method.js';
 import { int, updateTypes } from '../params.js';
-import type { BotStore, UpdateStore } from '../ports.js';
+import type { BotStore, StoredUpdate, UpdateStore } from '../ports.js';
 import { Waiter, topics, type Wakeups } from '../wakeups.js';
 
 const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, n));
@@ -17,6 +17,7 @@ const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, n
  */
 export const getUpdates = (d: { bots: BotStore; updates: UpdateStore; wakeups: Wakeups }) => method('getUpdates', {
   params: z.object({ offset: int('offset'), limit: int('limit'), timeout: int('timeout'), allowed_updates: updateTypes('allowed_updates') }),
+  currentBot: true,
   async run({ bot, signal }, p) {
     const { wakeups } = d;
     if (bot.webhook) throw conflict(WEBHOOK_ACTIVE);
@@ -42,11 +43,16 @@ export const getUpdates = (d: { bots: BotStore; updates: UpdateStore; wakeups: W
       await waiter.ready();
       // A caller already gone (a client aborting its long poll to stop) ends no newer poll.
       if (!signal.aborted) wakeups.publish(pollTopic, pollId);
-      if (offset > 0) await d.updates.deleteBelow(bot.id, offset);
-      else if (offset < 0) await d.updates.keepLast(bot.id, -offset);
+      const from = offset > 0 ? offset : undefined;
+      const list = () => d.updates.list(bot.id, from, limit);
+      // The confirmation deletes only ids below `offset` and the list reads only from it: on PostgreSQL the two run on
+      // two connections at once, so the answer does not wait for the deletion's commit first.
+      let first: Promise<StoredUpdate[]>;
+      if (offset > 0) first = Promise.all([d.updates.deleteBelow(bot.id, offset), list()]).then(([, found]) => found);
+      else first = offset < 0 ? d.updates.keepLast(bot.id, -offset).then(list) : list();
       const deadline = Date.now() + timeout * 1000;
-      for (;;) {
-        const found = await d.updates.list(bot.id, offset > 0 ? offset : undefined, limit);
+      for (let round = 0; ; round++) {
+        const found = await (round === 0 ? first : list());
         if (found.length) return found.map((u) => u.update);
         if (terminated) throw conflict(TERMINATED);
         const woken = await waiter.wait(deadline - Date.now(), signal);
