@@ -60,7 +60,12 @@ export class LoginGuard {
     });
   }
 
-  async attempt(username: string, password: string, address: string): Promise<LoginOutcome> {
+  /**
+   * `opts.session`: the caller starts a session on success and records
+   * user.login.succeeded with its sid (src/core/oidc/sso.ts); the password
+   * grant, which starts none, leaves it to this method.
+   */
+  async attempt(username: string, password: string, address: string, opts: { session?: boolean } = {}): Promise<LoginOutcome> {
     const now = this.clock.now();
     const name = username.toLowerCase();
     // As typed (it may not name an account); bounded so the log cannot be flooded with large values.
@@ -90,7 +95,7 @@ export class LoginGuard {
       }
       // Recorded once the second step passes (src/core/mfa/second-step.ts).
       if (await this.secondFactor?.(user.id)) return { ok: true, user, secondFactor: true };
-      await recordEvent(stores, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: address }, now);
+      if (!opts.session) await recordEvent(stores, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: address, sid: null }, now);
       return { ok: true, user };
     }
     const who = { user_id: user?.id ?? null, username: typed, ip: address };

@@ -54,6 +54,41 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(buttonsOf(edited).length, 0);
     });
 
+    it('two sign-ins a moment apart: each alert\'s button signs out its own session (the event carries the session\'s sid), a press from another chat nothing', async () => {
+      const seen = await lastId(frank.chat);
+      const first = new Agent(server.url);
+      const second = new Agent(server.url);
+      assert.equal((await first.login('frank', frank.user.password)).status, 303);
+      assert.equal((await second.login('frank', frank.user.password)).status, 303);
+      const alertA = await nextMessage(frank.chat, seen, /New sign-in to your account frank/);
+      const alertB = await nextMessage(frank.chat, alertA.message_id, /New sign-in to your account frank/);
+      // The payload names the session by its public id (OpenID Connect sid), never by the cookie.
+      const sessions = await server.gh.storage.sessions.listForUser(frank.user.id, Date.now());
+      const sids = sessions.map((s) => s.sid);
+      const cookieB = second.cookie('gh_session')!;
+      const eventSids = new Set<unknown>();
+      for (const m of [alertA, alertB]) {
+        const data = buttonsOf(m)[0]!.callback_data!;
+        const e = await server.gh.storage.events.get(/so:(msg_\w+)/.exec(data)![1]!);
+        assert.equal(typeof e?.data.sid, 'string');
+        assert.ok(sids.includes(e!.data.sid as string), 'the sid is one of the sessions\'');
+        assert.ok(!JSON.stringify(e!.data).includes(cookieB), 'no cookie in the payload');
+        eventSids.add(e!.data.sid);
+      }
+      assert.equal(eventSids.size, 2, 'each sign-in names its own session');
+      // Gina's chat pressing Frank's button: nothing, both stay signed in.
+      assert.match((await forge(gina, buttonsOf(alertB)[0]!.callback_data!)).answer, /Nothing done/);
+      assert.ok(await signedIn(first));
+      assert.ok(await signedIn(second));
+      // The later alert ends the later session, though the earlier one began within the same second.
+      assert.equal(await press(frank.chat, alertB, 'Sign out that session'), 'Signed out.');
+      assert.equal(await signedIn(second), false);
+      assert.ok(await signedIn(first), 'the other sign-in\'s session stays');
+      assert.equal(await press(frank.chat, alertA, 'Sign out that session'), 'Signed out.');
+      assert.equal(await signedIn(first), false);
+      assert.ok(await signedIn(frank.browser), 'the session of the linking stays');
+    });
+
     it('an app granted access: "Remove access" revokes the grant and its tokens', async () => {
       const seen = await lastId(frank.chat);
       const tokens = await codeTokens(frank.browser);

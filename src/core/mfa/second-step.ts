@@ -2,7 +2,6 @@ import { randomToken, sha256 } from '../crypto.js';
 import type { User } from '../model.js';
 import type { Clock, UserStore } from '../ports.js';
 import type { EventStore } from '../notify/ports.js';
-import { recordEvent } from '../notify/record.js';
 import type { Wakeups } from '../bot/wakeups.js';
 import { ChatApproval, approvalTopic } from './approval.js';
 import type { SecondFactors } from './factors.js';
@@ -14,7 +13,8 @@ export const PENDING_TTL_MS = 5 * 60_000;
 const RECHECK_MS = 250;
 
 export type StepOutcome =
-  | { ok: true; user: User; returnTo: string }
+  /** ip: the address the sign-in began from, for user.login.succeeded (recorded with the session, src/core/oidc/sso.ts). */
+  | { ok: true; user: User; returnTo: string; ip: string }
   | { ok: false; reason: 'expired' | 'invalid' | 'denied' | 'disabled' | 'waiting' }
   | { ok: false; reason: 'locked'; retryAfterSeconds: number };
 
@@ -84,15 +84,14 @@ export class SecondStep {
   }
 
   private async finish(token: string, p: PendingLogin): Promise<StepOutcome> {
-    const { store, clock, users, events } = this.deps;
+    const { store, clock, users } = this.deps;
     const now = clock.now();
     if (!(await store.consumePending(sha256(token), now))) return { ok: false, reason: 'expired' };
     const user = await users.get(p.userId);
     if (!user) return { ok: false, reason: 'expired' };
     // "Not me" in chat (or an administrator) locked it meanwhile.
     if (await this.deps.isLocked(user.id)) return { ok: false, reason: 'disabled' };
-    await recordEvent({ events }, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: p.ip }, now);
-    return { ok: true, user, returnTo: p.returnTo };
+    return { ok: true, user, returnTo: p.returnTo, ip: p.ip };
   }
 
   /**

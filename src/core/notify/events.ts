@@ -6,7 +6,8 @@ import { randomFillSync } from 'node:crypto';
  * the next version, announced in the `gatehouse-event-version` header.
  */
 export interface EventPayloads {
-  'user.login.succeeded': { user_id: string; username: string; ip: string };
+  /** sid: the session's public id (OpenID Connect `sid`); null when no session began (password grant), absent in events recorded before it was added. */
+  'user.login.succeeded': { user_id: string; username: string; ip: string; sid?: string | null };
   'user.login.failed': { user_id: string | null; username: string; ip: string; reason: 'invalid_credentials' | 'locked' };
   /** `not_me`: the person answered "Not me" to a sign-in approval in chat; locked until an administrator unlocks it. */
   'user.locked': { user_id: string | null; username: string; ip: string; locked_by: 'account' | 'address' | 'not_me' };

@@ -15,7 +15,7 @@ import type { NotifyEvent } from './events.js';
  */
 export const ONE_TAP = 'tap';
 
-/** A sign-in's session is the first one of that person created this soon after its event (a second step may come between). */
+/** Events recorded before they carried `sid`: the sign-in's session is the first one of that person created this soon after. */
 const SESSION_AFTER_SIGN_IN_MS = 15 * 60_000;
 
 const fits = (payload: string) => Buffer.byteLength(`${ONE_TAP}:${payload}`) <= 64;
@@ -25,7 +25,8 @@ export function oneTapButtons(e: NotifyEvent): ChatButton[][] | undefined {
   const clientId = typeof e.data.client_id === 'string' ? e.data.client_id : '';
   switch (e.type) {
     case 'user.login.succeeded':
-      return [[{ text: 'Sign out that session', data: chatCallbackData(ONE_TAP, `so:${e.id}`) }]];
+      // The password grant starts no session (sid null): nothing to sign out.
+      return e.data.sid === null ? undefined : [[{ text: 'Sign out that session', data: chatCallbackData(ONE_TAP, `so:${e.id}`) }]];
     case 'consent.granted':
     case 'device.approved':
     case 'ciba.approved':
@@ -72,6 +73,9 @@ export function registerOneTapActions(actions: ChatActions, deps: OneTapDeps): v
       case 'so': {
         const e = await ownEvent(press.chatId, arg, ['user.login.succeeded']);
         if (!e) return NOT_YOURS;
+        // The session the sign-in began, by its public id (docs/events.md); the button names the event, the event names the session.
+        if (typeof e.data.sid === 'string') return signOut(e.userId!, e.data.sid);
+        if (e.data.sid === null) return NOT_YOURS;
         const sessions = (await storage.sessions.listForUser(e.userId!, clock.now()))
           .filter((s) => s.createdAt >= e.createdAt - 1000 && s.createdAt <= e.createdAt + SESSION_AFTER_SIGN_IN_MS)
           .sort((a, b) => a.createdAt - b.createdAt);

@@ -4,6 +4,7 @@ import type { Clock, Storage } from '../ports.js';
 import type { SessionManager } from '../sessions.js';
 import type { OAuthConfig } from '../oauth/config.js';
 import type { KeyRing } from '../oauth/keys.js';
+import { recordEvent } from '../notify/record.js';
 import { deliverLogout, logoutToken, type LogoutDelivery, type LogoutSender } from './backchannel.js';
 
 /** Back-Channel Logout 1.0 §2.7 keeps these alive past the session. */
@@ -51,14 +52,21 @@ export class SingleSignOn {
    * The person proved who they are at the login page. The cookie is always
    * new (session fixation); the same person keeps the session's `sid`, so
    * applications they are signed in to still match it. A different person
-   * ends the previous session, and its applications are told.
+   * ends the previous session, and its applications are told. With
+   * `signedIn`, user.login.succeeded is recorded here, once the session
+   * exists, carrying its `sid`: the alert's "Sign out that session" button
+   * names exactly this session (docs/events.md).
    */
-  async signIn(previousCookie: string | undefined, userId: string, userAgent?: string | null): Promise<{ id: string; session: Session; ended: LogoutDelivery[] }> {
+  async signIn(previousCookie: string | undefined, userId: string, userAgent?: string | null, signedIn?: { username: string; ip: string }): Promise<{ id: string; session: Session; ended: LogoutDelivery[] }> {
     const { sessions } = this.deps;
     const previous = await sessions.resolve(previousCookie);
     await sessions.destroy(previousCookie);
     const same = previous?.userId === userId;
     const { id, session } = await sessions.create(userId, { sid: same ? sessionSid(previous) : undefined, userAgent });
+    if (signedIn) {
+      await recordEvent({ events: this.deps.storage.events }, 'user.login.succeeded',
+        { user_id: userId, username: signedIn.username, ip: signedIn.ip, sid: sessionSid(session) }, this.deps.clock.now());
+    }
     const ended = previous && !same ? await this.ended(previous) : [];
     return { id, session, ended };
   }

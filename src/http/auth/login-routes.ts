@@ -78,7 +78,7 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     const again = async (status: number, error: string) =>
       sendPage(reply, status, loginPage({ csrf: csrfToken(secret!, LOGIN), returnTo, username: username.slice(0, 64), error, appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) }));
     if (!username || !password || username.length > 256 || password.length > 1024) return again(400, 'Enter your username and password.');
-    const outcome = await gh.login.attempt(username, password, req.ip);
+    const outcome = await gh.login.attempt(username, password, req.ip, { session: true });
     if (!outcome.ok) {
       if (outcome.reason === 'locked') {
         reply.header('retry-after', String(outcome.retryAfterSeconds));
@@ -91,7 +91,7 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     // A second factor: no session until it passes (src/http/auth/second-step-routes.ts).
     if (outcome.secondFactor) return startSecondStep(gh, req, reply, outcome.user, returnTo);
     // Single sign-on: the same person keeps the session's sid; someone else's previous session ends (src/core/oidc/sso.ts).
-    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent']);
+    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent'], { username: outcome.user.username, ip: req.ip });
     logUndelivered(req, ended);
     reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
     return reply.redirect(returnTo, 303);

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSKEY_NAME_MAX, PasskeyError } from '../../core/mfa/passkeys.js';
-import { recordEvent } from '../../core/notify/record.js';
 import { single, type Params } from '../../core/params.js';
 import { csrfValid } from '../../core/sessions.js';
 import type { Gatehouse } from '../../gatehouse.js';
@@ -133,8 +132,7 @@ export async function passkeyRoutes(app: FastifyInstance, gh: Gatehouse): Promis
       reply.clearCookie(challengeCookie(gh), cookieOptions(gh));
     }
     if (await gh.console.isLocked(user.id)) return fail(reply, 403, 'This account is locked. Ask an administrator to unlock it.');
-    await recordEvent({ events: gh.storage.events }, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: req.ip }, gh.clock.now());
-    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], user.id, req.headers['user-agent']);
+    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], user.id, req.headers['user-agent'], { username: user.username, ip: req.ip });
     logUndelivered(req, ended);
     reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
     reply.clearCookie(pendingCookie(gh), cookieOptions(gh));
