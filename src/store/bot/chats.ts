@@ -70,6 +70,46 @@ export class SqlChatStore implements ChatStore {
     return { ...m, messageId, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null };
   }
 
+  /**
+   * Several messages into one chat: one counter bump by their number, then
+   * one insert of all their rows (their fields as one JSON array, so the
+   * statement's text is the same for any count and stays prepared). The two
+   * agree: one statement on PostgreSQL (a data-modifying WITH), one
+   * transaction on SQLite (the caller's, else its own).
+   */
+  async addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<StoredMessage[]> {
+    const rows = JSON.stringify(ms.map((m, k) => ({
+      o: k + 1, f: m.fromBot ? 1 : 0, d: m.date, t: m.text, e: m.entities ? JSON.stringify(m.entities) : null, r: m.replyToMessageId,
+      m: markupColumn(m.replyMarkup), c: m.content ? JSON.stringify(m.content) : null,
+    })));
+    const n = ms.length;
+    let last: number;
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      const r = await sql<{ last: number }>`with n as (update bot_chats set last_message_id = last_message_id + ${n}::int, updated_at = ${now}::bigint
+        where bot_id = ${botId}::bigint and chat_id = ${chatId}::bigint returning last_message_id)
+        insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
+        select ${botId}::bigint, ${chatId}::bigint, n.last_message_id - ${n}::int + v.o, v.f, v.d, v.t, v.e, v.r, null, v.m, v.c
+        from n, json_to_recordset(${rows}::json) as v(o int, f int, d bigint, t text, e text, r int, m text, c text)
+        returning message_id as last`.execute(this.db);
+      if (r.rows.length !== n) throw new Error(`chat ${botId}:${chatId} not found`);
+      last = Math.max(...r.rows.map((x) => Number(x.last)));
+    } else {
+      const write = async (db: Kysely<DB>) => {
+        const bumped = await sql<{ last: number }>`update bot_chats set last_message_id = last_message_id + ${n}, updated_at = ${now}
+          where bot_id = ${botId} and chat_id = ${chatId} returning last_message_id as last`.execute(db);
+        const top = bumped.rows[0];
+        if (!top) throw new Error(`chat ${botId}:${chatId} not found`);
+        await sql`insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
+          select ${botId}, ${chatId}, ${Number(top.last) - n} + (j.value ->> 'o'), j.value ->> 'f', j.value ->> 'd', j.value ->> 't', j.value ->> 'e',
+            j.value ->> 'r', null, j.value ->> 'm', j.value ->> 'c'
+          from json_each(${rows}) as j`.execute(db);
+        return Number(top.last);
+      };
+      last = this.db.isTransaction ? await write(this.db) : await this.db.transaction().execute(write);
+    }
+    return ms.map((m, k) => ({ ...m, messageId: last - n + k + 1, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null }));
+  }
+
   async getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined> {
     const r = await this.db.selectFrom('bot_messages').selectAll()
       .where('bot_id', '=', botId).where('chat_id', '=', chatId).where('message_id', '=', messageId).executeTakeFirst();

@@ -77,6 +77,33 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         assert.equal((await storage.chats.get(bot.id, 42))?.lastMessageId, 10);
       });
 
+      it('stores several messages into one chat with one allocation: consecutive ids after the earlier ones, fields kept, none for a missing chat', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        await storage.chats.open(bot.id, 43, 'user-43', T);
+        await storage.chats.addMessage(aMessage(bot.id, 43, { text: 'first' }), T);
+        const markup = { inline_keyboard: [[{ text: 'Yes', callback_data: 'y' }]] };
+        const many = await storage.chats.addMessages(bot.id, 43, [
+          aMessage(bot.id, 43, { fromBot: true, text: 'a', entities: [{ type: 'bold', offset: 0, length: 1 }] }),
+          aMessage(bot.id, 43, { fromBot: true, text: 'b', replyToMessageId: 1, replyMarkup: markup, content: { has_protected_content: true } }),
+          aMessage(bot.id, 43, { fromBot: true, text: "c 'quoted' \"json\" ✓" }),
+        ], T + 9);
+        assert.deepEqual(many.map((m) => m.messageId), [2, 3, 4]);
+        const stored = await storage.chats.messagesAfter(bot.id, 43, 1, 10);
+        assert.deepEqual(stored, many);
+        assert.equal(stored[0]!.fromBot, true);
+        assert.deepEqual(stored[0]!.entities, [{ type: 'bold', offset: 0, length: 1 }]);
+        assert.equal(stored[1]!.replyToMessageId, 1);
+        assert.deepEqual(stored[1]!.replyMarkup, markup);
+        assert.deepEqual(stored[1]!.content, { has_protected_content: true });
+        assert.equal(stored[2]!.text, "c 'quoted' \"json\" ✓");
+        const chat = await storage.chats.get(bot.id, 43);
+        assert.equal(chat?.lastMessageId, 4);
+        assert.equal(chat?.updatedAt, T + 9);
+        await assert.rejects(storage.chats.addMessages(bot.id, 44, [aMessage(bot.id, 44)], T));
+        assert.equal(await storage.chats.getMessage(bot.id, 44, 1), undefined);
+      });
+
       it('edits and deletes a message once; keeps its text, entities and reply', async () => {
         const bot = aBot();
         await storage.bots.create(bot);
