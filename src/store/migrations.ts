@@ -5,6 +5,7 @@ import { botFilesMigration } from './bot/files-migration.js';
 import { botCallbackCacheMigration } from './bot/callbacks-migration.js';
 import { notifyMigration } from './notify/migration.js';
 import { notifyBatchesMigration } from './notify/fanout.js';
+import { notifyBatchesLz4Migration } from './notify/batch.js';
 import { oidcMigration } from './oidc/migration.js';
 import { federationMigration } from './federation/migration.js';
 import { secretsMigration } from './secrets/migration.js';
@@ -162,6 +163,7 @@ const migrations: Record<string, Migration> = {
   '0016_session_use': sessionUseMigration,
   '0017_bot_callback_cache': botCallbackCacheMigration,
   '0018_registration': registrationMigration,
+  '0019_notify_batches_lz4': notifyBatchesLz4Migration,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -72,6 +72,12 @@ for (const { kind, skip } of await databaseKinds()) {
       await a.events.endpoints.delete(ep.id);
     });
 
+    it('PostgreSQL compresses batch rows with lz4 where the server has it (migration 0019)', { skip: kind !== 'postgres' && 'SQLite has no TOAST' }, async () => {
+      const { rows } = await sql<{ lz4: boolean }>`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`.execute(a.database.db);
+      const column = await sql<{ c: string }>`select attcompression as c from pg_attribute where attrelid = 'notify_event_batches'::regclass and attname = 'events'`.execute(a.database.db);
+      assert.equal(column.rows[0]!.c, rows[0]!.lz4 ? 'l' : '');
+    });
+
     it('a batch row fanned out again (a crash before its delete, SQLite) yields each event and delivery once', { skip: kind !== 'sqlite' && 'PostgreSQL fans out and deletes in one transaction' }, async () => {
       const ep = await createEndpoint(a.events, systemClock, { url: 'https://hooks.example.test/h', events: ['user.login.failed'] }, { checkUrl });
       const events = [failed(1), failed(2)];
