@@ -108,7 +108,8 @@ export class FederatedAccounts {
     const flow = await this.read(handle);
     if (!flow) throw gone();
     if (!username || !password || username.length > 256 || password.length > 1024) throw new ChoiceError('Enter the username and password of your account.', 400);
-    const outcome = await this.deps.login.attempt(username, password, address);
+    // The session that follows records the sign-in, with its sid (src/core/oidc/sso.ts).
+    const outcome = await this.deps.login.attempt(username, password, address, { session: true });
     if (!outcome.ok) {
       if (outcome.reason === 'locked') throw new ChoiceError('Too many failed sign-in attempts. Wait 15 minutes and try again.', 429);
       throw new ChoiceError('Incorrect username or password.', 401);

@@ -8,6 +8,7 @@ import type { Gatehouse } from '../../gatehouse.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { firstSignInPage } from '../pages/federation.js';
 import { PARAMS, formBody, paramsOf } from '../input.js';
+import { startSecondStep } from './second-step-routes.js';
 import { cookieOptions, logUndelivered, safeReturnTo, sessionCookie } from './session-cookie.js';
 
 /** The `state` of a sign-in at a provider, bound to this browser (RFC 6749 §10.12). */
@@ -46,13 +47,23 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
   // Only the /federation pages need these cookies.
   const flowCookie = (maxAge?: number) => ({ ...cookieOptions(gh, maxAge), path: '/federation' });
 
-  /** As the password form does: a fresh cookie, single sign-on's `sid` kept for the same person (src/core/oidc/sso.ts). */
-  async function startSession(req: FastifyRequest, reply: FastifyReply, userId: string): Promise<void> {
+  /**
+   * As the password form does: an account with a second factor gets the
+   * second step (the provider vouched for the first factor only, as Keycloak
+   * applies its own after a brokered login; docs/security.md); otherwise a
+   * fresh cookie, single sign-on's `sid` kept for the same person
+   * (src/core/oidc/sso.ts).
+   */
+  async function startSession(req: FastifyRequest, reply: FastifyReply, userId: string, returnTo: string): Promise<FastifyReply> {
     // An administrator locked the account (admin console): no provider signs it in either.
     if (await gh.console.isLocked(userId)) throw accessDenied('This account is locked. Ask an administrator to unlock it.');
-    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], userId, req.headers['user-agent']);
+    const user = await gh.storage.users.get(userId);
+    if (!user) throw accessDenied('This account no longer exists.');
+    if (await gh.mfa.factors.required(userId)) return startSecondStep(gh, req, reply, user, returnTo);
+    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], userId, req.headers['user-agent'], { username: user.username, ip: req.ip });
     logUndelivered(req, ended);
     reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
+    return reply.redirect(returnTo, 303);
   }
 
   const providerOf = (id: string, reply: FastifyReply) => {
@@ -78,10 +89,7 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
     reply.clearCookie(STATE_COOKIE, flowCookie());
     const { profile, returnTo } = await federation.signIn.finish(p, req.query as Params, state);
     const outcome = await federation.accounts.signIn(profile, returnTo);
-    if ('userId' in outcome) {
-      await startSession(req, reply, outcome.userId);
-      return reply.redirect(returnTo, 303);
-    }
+    if ('userId' in outcome) return startSession(req, reply, outcome.userId, returnTo);
     reply.setCookie(PENDING_COOKIE, outcome.pending, flowCookie(FLOW_SECONDS));
     return reply.redirect('/federation/continue', 303);
   });
@@ -118,8 +126,7 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
       else if (action === 'link') done = await federation.accounts.link(handle, username, str(body, 'password') ?? '', req.ip);
       else return sendErrorPage(reply, 400, 'Bad request', 'action must be create or link');
       reply.clearCookie(PENDING_COOKIE, flowCookie());
-      await startSession(req, reply, done.userId);
-      return reply.redirect(done.returnTo, 303);
+      return await startSession(req, reply, done.userId, done.returnTo);
     } catch (e) {
       if (!(e instanceof ChoiceError)) throw e;
       return choicePage(req, reply, e.status, { error: e.message, errorIn: action === 'create' ? 'create' : 'link', linkUsername: action === 'link' ? username.slice(0, 64) : '' });
