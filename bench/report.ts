@@ -161,10 +161,10 @@ export function replaceSection(path: string, name: string, generated: string): v
   writeFileSync(path, next);
 }
 
-export function writeMarkdown(path: string, runs: Run[], meta: { command: string; scenarioLabels: Map<string, string>; settings: string; chart?: string }): void {
+export function writeMarkdown(path: string, runs: Run[], meta: { command: string; scenarioLabels: Map<string, string>; settings: string; chart?: string; notes?: (rows: Row[]) => string[] }): void {
   const labels = [...meta.scenarioLabels].map(([id, label]) => `- \`${id}\`: ${label}`).join('\n');
   const tables = runs.map((run, i) => {
-    const notes = targetNotes(run.rows).map((n) => `- ${n}`).join('\n');
+    const notes = (meta.notes ?? targetNotes)(run.rows).map((n) => `- ${n}`).join('\n');
     const title = runs.length > 1 ? `### Run ${i + 1} of ${runs.length}` : '### Results';
     return `${title} (load average ${run.load[0].toFixed(2)} at the start, ${run.load[1].toFixed(2)} at the end)\n\n${markdownTable(run.rows)}\n${notes ? `\n${notes}\n` : ''}`;
   }).join('\n');

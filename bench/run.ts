@@ -152,7 +152,8 @@ async function main(): Promise<void> {
       groups.push({ db: name, scenarios: gatehouseScenarios(gh, opts.load).filter((s) => wanted(s.id)) });
       if (wanted('cc-subscribed')) {
         // Its own process: the subscription makes every token record token.issued, which would change the other rows.
-        const sub = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth', minimal: true });
+        // With the column's worker count: its ratio is to that column's `cc`.
+        const sub = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth', minimal: true, ...(v.workers ? { workers: v.workers } : {}) });
         await adminCall(sub, 'POST', '/webhooks', { url: 'http://127.0.0.1:9/unused', events: ['token.issued'], description: 'bench: recording cost' }, 201);
         groups.push({ db: name, scenarios: subscribedScenarios(sub) });
       }
@@ -200,7 +201,7 @@ async function main(): Promise<void> {
     rows.push(await measureOne(reference, REFERENCE_AGAIN, '-', i));
     applyReference(rows);
     runs.push({ rows, load: [loadAtStart, loadAverage()] });
-    console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${[...targetNotes(rows), ...approvalNotes(rows), ...startupNotes(rows)].map((n) => `  ${n}`).join('\n')}`);
+    console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${allNotes(rows).map((n) => `  ${n}`).join('\n')}`);
   }
 
   // The raw figures, to redraw the chart or check a number later.
@@ -217,6 +218,7 @@ async function main(): Promise<void> {
     writeMarkdown(opts.out, runs, {
       command: commandLine(),
       scenarioLabels: labels,
+      notes: allNotes,
       settings: `autocannon, ${load.connections} connections (login: 16), pipelining 1, ${load.warmup} s warm-up then ${load.duration} s measured per scenario; ` +
         'each server in its own child process on 127.0.0.1',
       ...(chart ? { chart } : {}),
@@ -224,6 +226,9 @@ async function main(): Promise<void> {
     console.log(`\nwrote ${opts.out}${opts.chart ? ` and ${opts.chart}` : ''}`);
   }
 }
+
+/** Every note line of a run: the targets (bench/targets.ts), the approval and start-up rows. */
+const allNotes = (rows: Row[]) => [...targetNotes(rows), ...approvalNotes(rows), ...startupNotes(rows)];
 
 const commandLine = () => `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
