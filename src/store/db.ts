@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { DB } from './schema.js';
 import { guardedClient, guardedDialect } from './pg-resilience.js';
+import { pgDialect } from './pg-driver.js';
 import { traceQuery, tracingOn } from '../infra/tracing.js';
 
 /** A span per statement when traces are on (README, Traces). */
@@ -127,7 +128,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
       });
       // An idle pooled connection that breaks is removed by the pool, which then emits 'error'.
       pool.on('error', onConnectionError);
-      return new Kysely<DB>({ dialect: guardedDialect(new PostgresDialect({ pool })), ...queryTracing() });
+      return new Kysely<DB>({ dialect: guardedDialect(pgDialect(pool)), ...queryTracing() });
     };
     const db = connect({});
     return {

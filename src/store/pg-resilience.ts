@@ -1,6 +1,7 @@
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
 import pg from 'pg';
 import { StorageUnavailableError } from '../core/unavailable.js';
+import { isStaleStatement } from './pg-driver.js';
 
 /** Socket-level failures: the server is unreachable or the connection broke. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
@@ -38,10 +39,15 @@ class GuardedConnection implements DatabaseConnection {
 
   constructor(readonly inner: DatabaseConnection, private readonly driver: Driver) {}
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.run<R>(query, true);
+  }
+
+  private async run<R>(query: CompiledQuery, mayRebind: boolean): Promise<QueryResult<R>> {
     try {
       return await this.inner.executeQuery<R>(query);
     } catch (e) {
+      if (mayRebind && isStaleStatement(e)) return this.rebind<R>(query, e);
       if (!isConnectionLost(e)) throw e;
       // A read outside a transaction changed nothing, and a statement pg refused to send (the
       // connection was already known dead) never ran: either runs once more on a fresh connection.
@@ -49,6 +55,16 @@ class GuardedConnection implements DatabaseConnection {
       // Inside a transaction nothing is committed before COMMIT: the whole transaction may run again.
       throw new StorageUnavailableError('database', this.inTransaction && !this.committing, { cause: e });
     }
+  }
+
+  /**
+   * The server refused a prepared statement before running it (src/store/pg-driver.ts, which has
+   * already named it afresh): outside a transaction it runs again at once; inside, the transaction
+   * is aborted, but nothing of it is committed, so it may run again from BEGIN.
+   */
+  private async rebind<R>(query: CompiledQuery, e: unknown): Promise<QueryResult<R>> {
+    if (this.inTransaction) throw new StorageUnavailableError('database', !this.committing, { cause: e });
+    return this.run<R>(query, false);
   }
 
   private async retryRead<R>(query: CompiledQuery, first: unknown): Promise<QueryResult<R>> {
