@@ -2,7 +2,7 @@ import { sha256 } from '../crypto.js';
 import type { ThrottlePolicy } from '../throttle.js';
 import { notFound, tooManyRequests, unauthorized } from './errors.js';
 import type { FloodGate } from './flood.js';
-import type { BotMethod, MethodTable } from './method.js';
+import type { BotMethod, CallContext, MethodTable } from './method.js';
 import { parseParams, type BotParams } from './params.js';
 import type { BotRecord, BotStore } from './ports.js';
 import { hashBotToken, tokenBotId } from './token.js';
@@ -25,23 +25,38 @@ export const BOT_TOKEN_POLICY: ThrottlePolicy = { kind: 'bot', perCredential: 10
 
 export interface BotApiDeps {
   methods: MethodTable;
-  bots: Pick<BotStore, 'findByTokenHash'>;
+  bots: Pick<BotStore, 'findByTokenHash' | 'get'>;
   flood: FloodGate;
   throttle: TokenThrottle;
   /** Aborted at shutdown, so pending long polls answer at once. */
   shutdown: AbortSignal;
 }
 
-/** How a call arrived: the caller's address (throttling) and its lifetime. */
+/**
+ * How a call arrived: the caller's address (throttling) and its lifetime,
+ * or what makes it: made only for a method that reads it (a long poll), not
+ * on every call.
+ */
 export interface CallOrigin {
   address: string;
-  signal?: AbortSignal;
+  signal?: AbortSignal | (() => AbortSignal);
 }
 
 /** Runs one method whose parameters are parsed. */
-type Invoke = (bot: BotRecord, entry: BotMethod, params: unknown, signal: AbortSignal) => Promise<unknown>;
+type Invoke = (call: CallContext, entry: BotMethod, params: unknown) => Promise<unknown>;
 
-const run: Invoke = (bot, entry, params, signal) => entry.run({ bot, signal }, params);
+const run: Invoke = (call, entry, params) => entry.run(call, params);
+
+/** The call's context; its signal (the caller's and the server's, combined) is made on first use. */
+function callContext(bot: BotRecord, shutdown: AbortSignal, signal: CallOrigin['signal']): CallContext {
+  let combined: AbortSignal | undefined;
+  return {
+    bot,
+    get signal() {
+      return (combined ??= signal ? AbortSignal.any([typeof signal === 'function' ? signal() : signal, shutdown]) : shutdown);
+    },
+  };
+}
 
 /**
  * Flood control as Telegram applies it to bots (flood.ts), for methods that
@@ -49,15 +64,15 @@ const run: Invoke = (bot, entry, params, signal) => entry.run({ bot, signal }, p
  * reply to) gives its message back, so only messages sent are counted.
  */
 function floodControlled(next: Invoke, flood: FloodGate): Invoke {
-  return async (bot, entry, params, signal) => {
+  return async (call, entry, params) => {
     const chat = entry.writesTo?.(params);
-    if (chat === undefined) return next(bot, entry, params, signal);
-    const retryAfter = await flood.take(bot.id, chat);
+    if (chat === undefined) return next(call, entry, params);
+    const retryAfter = await flood.take(call.bot.id, chat);
     if (retryAfter) throw tooManyRequests(retryAfter);
     try {
-      return await next(bot, entry, params, signal);
+      return await next(call, entry, params);
     } catch (e) {
-      flood.giveBack(bot.id, chat);
+      flood.giveBack(call.bot.id, chat);
       throw e;
     }
   };
@@ -91,12 +106,19 @@ export class BotApi {
   }
 
   /** A method call by an authenticated bot. */
-  async callAs(bot: BotRecord, method: string, raw: BotParams, signal?: AbortSignal): Promise<unknown> {
+  async callAs(bot: BotRecord, method: string, raw: BotParams, signal?: CallOrigin['signal']): Promise<unknown> {
     const entry = this.deps.methods.get(method);
     if (!entry) throw notFound('method not found');
     const params = parseParams(entry.params, raw);
-    const signals = signal ? AbortSignal.any([signal, this.deps.shutdown]) : this.deps.shutdown;
-    return this.invoke(bot, entry, params, signals);
+    if (entry.currentBot) bot = await this.current(bot);
+    return this.invoke(callContext(bot, this.deps.shutdown, signal), entry, params);
+  }
+
+  /** The bot's row as stored now; 401 when its token changed or it was deleted since it was remembered. */
+  private async current(bot: BotRecord): Promise<BotRecord> {
+    const now = await this.deps.bots.get(bot.id);
+    if (!now || now.tokenHash !== bot.tokenHash) throw unauthorized();
+    return now;
   }
 
   /**

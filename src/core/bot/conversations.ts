@@ -1,7 +1,8 @@
 import type { Message, Update } from '@grammyjs/types';
 import type { Clock, UserStore } from '../ports.js';
 import { detectEntities } from './detect.js';
-import { PersonWriteGroups } from './group-writes.js';
+import type { GroupCommits } from './group-commit.js';
+import { botWriteGroups, PersonWriteGroups, type BotWrite } from './group-writes.js';
 import { badRequest, forbidden } from './errors.js';
 import type { FormattedText } from './format.js';
 import type { ReplyMarkup } from './keyboards.js';
@@ -44,9 +45,11 @@ export interface Written {
  */
 export class Conversations {
   private readonly groups: PersonWriteGroups;
+  private readonly botGroups: GroupCommits<BotWrite, StoredMessage>;
 
   constructor(private readonly deps: ConversationDeps) {
     this.groups = new PersonWriteGroups(deps.storage);
+    this.botGroups = botWriteGroups(deps.storage);
   }
 
   /** The person a bot addresses by chat_id, with their chat; "chat not found" unless they wrote first (Bot API: bots cannot start chats). */
@@ -66,10 +69,11 @@ export class Conversations {
   /** The bot writes into a private chat (sendMessage, BotFather's replies). */
   async botWrites(bot: BotRecord, person: Person, f: FormattedText, opts: BotWriteOptions = {}): Promise<StoredMessage> {
     const now = this.deps.clock.now();
-    const m = await this.deps.storage.chats.addMessage({
+    // Group-committed with the bot messages arriving at the same moment (group-writes.ts).
+    const m = await this.botGroups.write({ now, message: {
       botId: bot.id, chatId: person.id, fromBot: true, date: secs(now), text: f.text, entities: f.entities.length ? f.entities : null,
       replyToMessageId: opts.replyTo ?? null, replyMarkup: opts.replyMarkup ?? null, content: opts.content && Object.keys(opts.content).length ? opts.content : null,
-    }, now);
+    } });
     this.deps.wakeups.publish(topics.chat(bot.id, person.id), chatChange.added(m.messageId));
     return m;
   }

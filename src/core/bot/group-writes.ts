@@ -1,6 +1,7 @@
 import type { Update } from '@grammyjs/types';
 import type { MessageEntity } from '@grammyjs/types';
-import type { BotRecord, BotStorage, BotStores, ChatRecord, Person, StoredMessage } from './ports.js';
+import { GroupCommits } from './group-commit.js';
+import type { BotRecord, BotStorage, BotStores, ChatRecord, NewMessage, Person, StoredMessage } from './ports.js';
 
 /** A person's message waiting for the next group commit. */
 export interface PersonWrite {
@@ -108,4 +109,44 @@ async function writeGroup(tx: BotStores, writes: PersonWrite[]): Promise<PersonW
     list.forEach(({ i }, k) => (out[i]!.update = updates[k]));
   }
   return out;
+}
+
+/** A bot's message waiting for the next group commit. */
+export interface BotWrite {
+  message: NewMessage;
+  now: number;
+}
+
+/**
+ * Group commit for bots' messages (sendMessage and the other methods that
+ * write into a chat; group-commit.ts): the messages that arrive while a group
+ * commits go into the next one. A chat's messages in a group take their
+ * message_ids from one counter bump and are stored by one insert
+ * (ChatStore.addMessages); a group of several chats is one transaction,
+ * chats in one order (bot, chat) as PersonWriteGroups takes them, so the two
+ * cannot deadlock. Each caller is answered once its own message committed.
+ */
+export function botWriteGroups(storage: BotStorage): GroupCommits<BotWrite, StoredMessage> {
+  return new GroupCommits(async (writes) => {
+    const chats = new Map<string, BotWrite[]>();
+    for (const w of writes) {
+      const key = `${w.message.botId}:${w.message.chatId}`;
+      const list = chats.get(key);
+      if (list) list.push(w);
+      else chats.set(key, [w]);
+    }
+    const lists = [...chats.values()].sort((a, b) => a[0]!.message.botId - b[0]!.message.botId || a[0]!.message.chatId - b[0]!.message.chatId);
+    const write = async (tx: Pick<BotStores, 'chats'>) => {
+      const out = new Map<BotWrite, StoredMessage>();
+      for (const list of lists) {
+        const { botId, chatId } = list[0]!.message;
+        const stored = await tx.chats.addMessages(botId, chatId, list.map((w) => w.message), Math.max(...list.map((w) => w.now)));
+        stored.forEach((m, k) => out.set(list[k]!, m));
+      }
+      return out;
+    };
+    // One chat: its one write is atomic by itself, no transaction around it.
+    const stored = lists.length === 1 ? await write(storage) : await storage.transaction(write);
+    return writes.map((w) => stored.get(w)!);
+  });
 }

@@ -37,6 +37,12 @@ export interface CallContext {
 export interface BotMethod<M extends MethodName = MethodName, P = unknown> {
   readonly name: M;
   readonly params: z.ZodType<P>;
+  /**
+   * The method acts on the bot's row (its webhook, allowed_updates, last
+   * error): it runs with the row as stored now, not the one remembered by
+   * token (src/store/bot/bots.ts), which another process may have changed.
+   */
+  readonly currentBot?: boolean;
   /** The chat a call writes a message into: flood control applies to it (api.ts). */
   writesTo?(params: P): number | string;
   run(call: CallContext, params: P): Promise<ApiResult<M> | Described<ApiResult<M>>>;

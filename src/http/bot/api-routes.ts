@@ -36,7 +36,7 @@ function attached(params: BotParams): BotParams {
   return params;
 }
 
-/** Aborted when the client goes away before the answer (a long poll whose bot stopped). */
+/** Aborted when the client goes away before the answer (a long poll whose bot stopped); made when a method first asks. */
 function clientGone(reply: FastifyReply): AbortSignal {
   const ac = new AbortController();
   // The connection may have closed while the body was read.
@@ -65,7 +65,7 @@ export async function botApiRoutes(app: FastifyInstance, api: BotApi, files: Bot
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const { bot: segment, method } = req.params as { bot: string; method: string };
     if (!segment.startsWith('bot') || !method) return sendBotError(reply, notFound());
-    const result = await api.call(segment.slice(3), method, mergedParams(req), { address: req.ip, signal: clientGone(reply) });
+    const result = await api.call(segment.slice(3), method, mergedParams(req), { address: req.ip, signal: () => clientGone(reply) });
     return sendResult(reply, result);
   };
   // A path outside /bot… (`/client/chats%2F`) names no Bot API method, whatever the verb.

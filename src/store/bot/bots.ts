@@ -26,8 +26,38 @@ export const toBot = (r: BotsTable, secrets: SecretBox): BotRecord => ({
   createdAt: r.created_at,
 });
 
+/**
+ * Every write to a bot row made in this process bumps this, so a bot cached
+ * before it is never served again, whichever store instance (root or
+ * transaction) made the change.
+ */
+let generation = 0;
+const changed = () => void generation++;
+
+/** How long a bot found by its token stays cached. Other processes see a revoked token this much later at most (see SqlBotStore). */
+export const BOT_CACHE_TTL_MS = 1_000;
+const BOT_CACHE_MAX = 10_000;
+
+const copyBot = (b: BotRecord): BotRecord => ({
+  ...b, webhook: b.webhook && { ...b.webhook, allowedUpdates: b.webhook.allowedUpdates && [...b.webhook.allowedUpdates] },
+  allowedUpdates: b.allowedUpdates && [...b.allowedUpdates],
+});
+
 export class SqlBotStore implements BotStore {
-  constructor(private readonly db: Kysely<DB>, private readonly secrets: SecretBox) {}
+  /**
+   * Every Bot API call finds its bot by the token's hash, so that read is
+   * cached briefly, outside transactions only, as clients are
+   * (src/store/clients.ts). A change made in this process (a revoked token,
+   * a deleted bot, a webhook) clears it at once. Another process sharing the
+   * database sees a change after at most `cacheTtlMs`, and only if it served
+   * the bot within that time: there a revoked token keeps working that long.
+   * Methods that act on the bot's webhook or updates read the row again
+   * (src/core/bot/api.ts). Unknown hashes are never cached, so a bot created
+   * or a token issued elsewhere works at once.
+   */
+  private readonly cache = new Map<string, { bot: BotRecord; generation: number; expiresAt: number }>();
+
+  constructor(private readonly db: Kysely<DB>, private readonly secrets: SecretBox, private readonly cacheTtlMs = BOT_CACHE_TTL_MS) {}
 
   async create(b: NewBot): Promise<void> {
     try {
@@ -49,8 +79,20 @@ export class SqlBotStore implements BotStore {
   }
 
   async findByTokenHash(hash: string): Promise<BotRecord | undefined> {
+    const useCache = this.cacheTtlMs > 0 && !this.db.isTransaction;
+    if (useCache) {
+      const hit = this.cache.get(hash);
+      if (hit && hit.generation === generation && hit.expiresAt > performance.now()) return copyBot(hit.bot);
+    }
+    const seen = generation;
     const r = await this.db.selectFrom('bots').selectAll().where('token_hash', '=', hash).executeTakeFirst();
-    return r && toBot(r, this.secrets);
+    const bot = r && toBot(r, this.secrets);
+    if (bot && useCache) {
+      if (this.cache.size >= BOT_CACHE_MAX) this.cache.clear();
+      // `seen`, not the current generation: a change that landed while we read must not be masked.
+      this.cache.set(hash, { bot: copyBot(bot), generation: seen, expiresAt: performance.now() + this.cacheTtlMs });
+    }
+    return bot;
   }
 
   async findByUsername(username: string): Promise<BotRecord | undefined> {
@@ -65,11 +107,14 @@ export class SqlBotStore implements BotStore {
 
   async setTokenHash(id: number, hash: string | null): Promise<void> {
     await this.db.updateTable('bots').set({ token_hash: hash }).where('id', '=', id).execute();
+    // After the write: a read that began before it must not be cached under the new generation.
+    changed();
   }
 
   /** The bot row goes first, so its token stops working before anything else is removed. */
   async delete(id: number): Promise<void> {
     await this.db.deleteFrom('bots').where('id', '=', id).execute();
+    changed();
     await this.db.deleteFrom('bot_updates').where('bot_id', '=', id).execute();
     await this.db.deleteFrom('bot_messages').where('bot_id', '=', id).execute();
     await this.db.deleteFrom('bot_chats').where('bot_id', '=', id).execute();
@@ -81,14 +126,17 @@ export class SqlBotStore implements BotStore {
       webhook_url: w?.url ?? null, webhook_secret: this.secrets.sealNullable(w?.secretToken ?? null, BOT_WEBHOOK_SECRET.aad(id)), webhook_max_connections: w?.maxConnections ?? null,
       webhook_allowed_updates: w?.allowedUpdates ? JSON.stringify(w.allowedUpdates) : null, webhook_set_at: w?.setAt ?? null,
     }).where('id', '=', id).execute();
+    changed();
   }
 
   async setAllowedUpdates(id: number, allowed: string[] | null): Promise<void> {
     await this.db.updateTable('bots').set({ allowed_updates: allowed ? JSON.stringify(allowed) : null }).where('id', '=', id).execute();
+    changed();
   }
 
   async setLastError(id: number, date: number | null, message: string | null): Promise<void> {
     await this.db.updateTable('bots').set({ last_error_date: date, last_error_message: message }).where('id', '=', id).execute();
+    changed();
   }
 
   async listWithWebhook(): Promise<BotRecord[]> {

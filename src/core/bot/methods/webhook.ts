@@ -52,6 +52,7 @@ async function removeWebhook(d: Pick<WebhookDeps, 'bots' | 'updates' | 'wakeups'
 }
 
 export const setWebhook = (d: WebhookDeps) => method('setWebhook', {
+  currentBot: true,
   params: z.object({
     url: str('url'),
     secret_token: str('secret_token'),
@@ -83,11 +84,13 @@ export const setWebhook = (d: WebhookDeps) => method('setWebhook', {
 });
 
 export const deleteWebhook = (d: Pick<WebhookDeps, 'bots' | 'updates' | 'wakeups'>) => method('deleteWebhook', {
+  currentBot: true,
   params: z.object(dropPending),
   run: ({ bot }, p) => removeWebhook(d, bot, p.drop_pending_updates),
 });
 
 export const getWebhookInfo = (d: { updates: UpdateStore }) => method('getWebhookInfo', {
+  currentBot: true,
   params: z.object({}),
   async run({ bot }) {
     const pending = await d.updates.count(bot.id);
