@@ -37,8 +37,47 @@ export interface CodeStore {
    * holds a public client's code cannot spend or poison it.
    */
   consume(codeHash: string, clientId: string, now: number): Promise<{ code: AuthorizationCode; replay: boolean } | undefined>;
+  /**
+   * Redemption in one atomic step when every check of the exchange holds:
+   * burns the code of `clientId` only if it is unused, unexpired at `now`, its
+   * redirect URI is absent or `redirectUri`, its PKCE challenge is
+   * `challenge` (both null: none), and it is bound to no DPoP key or to `jkt`;
+   * then creates its token family unless there (a concurrent replay may have
+   * written it, revoked) and stores `refresh`, if given, in it. Otherwise
+   * writes nothing and returns undefined: the caller then goes step by step
+   * (`consume`), which burns the code and tells why.
+   */
+  redeem(req: CodeRedemption): Promise<AuthorizationCode | undefined>;
   /** Deletes codes a day past their expiry (a used code is kept that long so a late replay still revokes what it issued); returns how many. */
   purgeExpired(now: number): Promise<number>;
+}
+
+/** The successor of a rotated or redeemed grant's refresh token: what is not copied from the grant. */
+export interface NextRefresh {
+  tokenHash: string;
+  expiresAt: number;
+  /** RFC 9449 §5: the key a public client's refresh token is bound to. */
+  dpopJkt: string | null;
+}
+
+export interface RefreshRotation {
+  tokenHash: string;
+  clientId: string;
+  now: number;
+  /** Thumbprint of the request's DPoP key, if it sent a valid proof. */
+  jkt: string | null;
+  next: NextRefresh;
+}
+
+export interface CodeRedemption {
+  codeHash: string;
+  clientId: string;
+  now: number;
+  redirectUri: string | null;
+  /** S256 of the code_verifier sent, null when none was. */
+  challenge: string | null;
+  jkt: string | null;
+  refresh: NextRefresh | null;
 }
 
 export interface TokenStore {
@@ -54,6 +93,16 @@ export interface TokenStore {
    * `{ token, reuse: false }`; a token already rotated comes back `reuse: true`.
    */
   markRotated(tokenHash: string, now: number): Promise<{ token: RefreshToken; reuse: boolean } | undefined>;
+  /**
+   * Rotation in one atomic step when the token alone decides (no narrower
+   * scope or resource asked for): marks the token rotated and stores its
+   * successor (same family, client, user, scope and resources) only if it is
+   * `clientId`'s, unrotated, unrevoked, unexpired at `now`, of an unrevoked
+   * family, and bound to no DPoP key or to `jkt`. Otherwise writes nothing and
+   * returns undefined: the caller then goes step by step (`getRefresh`,
+   * `markRotated`), which tells why and detects reuse.
+   */
+  rotateRefresh(req: RefreshRotation): Promise<RefreshToken | undefined>;
 
   saveAccess(token: OpaqueAccessToken): Promise<void>;
   getAccess(tokenHash: string): Promise<OpaqueAccessToken | undefined>;

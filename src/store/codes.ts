@@ -1,40 +1,45 @@
 import type { Kysely } from 'kysely';
 import type { AuthorizationCode } from '../core/model.js';
-import type { CodeStore } from '../core/ports.js';
+import type { CodeRedemption, CodeStore } from '../core/ports.js';
 import type { AuthorizationCodesTable, DB } from './schema.js';
-import { joinWords, words } from './codec.js';
+import { joinWords } from './codec.js';
 import { deleteExpiredBatched, PURGE_BATCH } from './purge.js';
+import { isPostgres, run, statement } from './oauth/statements.js';
+import { toCode } from './oauth/rows.js';
+import { redeemCode } from './oauth/rotation.js';
 
-const toCode = (r: AuthorizationCodesTable): AuthorizationCode => ({
-  codeHash: r.code_hash, clientId: r.client_id, userId: r.user_id, redirectUri: r.redirect_uri, scope: words(r.scope),
-  codeChallenge: r.code_challenge, codeChallengeMethod: r.code_challenge_method as 'S256' | null, nonce: r.nonce,
-  familyId: r.family_id, authTime: r.auth_time, createdAt: r.created_at, expiresAt: r.expires_at, consumedAt: r.consumed_at,
-  ...(r.resources ? { resources: words(r.resources) } : {}),
-  ...(r.dpop_jkt ? { dpopJkt: r.dpop_jkt } : {}),
-});
+const Q = {
+  save: statement('INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, code_challenge_method, nonce, '
+    + 'family_id, resources, auth_time, created_at, expires_at, consumed_at, dpop_jkt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+  consume: statement('UPDATE authorization_codes SET consumed_at = ? WHERE code_hash = ? AND client_id = ? AND consumed_at IS NULL RETURNING *'),
+  seen: statement('SELECT * FROM authorization_codes WHERE code_hash = ? AND client_id = ?'),
+};
 
 export class SqlCodeStore implements CodeStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly postgres: boolean;
+
+  constructor(private readonly db: Kysely<DB>) {
+    this.postgres = isPostgres(db);
+  }
 
   async save(c: AuthorizationCode): Promise<void> {
-    await this.db.insertInto('authorization_codes').values({
-      code_hash: c.codeHash, client_id: c.clientId, user_id: c.userId, redirect_uri: c.redirectUri, scope: joinWords(c.scope),
-      code_challenge: c.codeChallenge, code_challenge_method: c.codeChallengeMethod, nonce: c.nonce, family_id: c.familyId,
-      resources: c.resources?.length ? joinWords(c.resources) : null,
-      auth_time: c.authTime, created_at: c.createdAt, expires_at: c.expiresAt, consumed_at: c.consumedAt, dpop_jkt: c.dpopJkt ?? null,
-    }).execute();
+    await run(this.db, this.postgres, Q.save, [
+      c.codeHash, c.clientId, c.userId, c.redirectUri, joinWords(c.scope), c.codeChallenge, c.codeChallengeMethod, c.nonce, c.familyId,
+      c.resources?.length ? joinWords(c.resources) : null, c.authTime, c.createdAt, c.expiresAt, c.consumedAt, c.dpopJkt ?? null,
+    ]);
   }
 
   async consume(codeHash: string, clientId: string, now: number): Promise<{ code: AuthorizationCode; replay: boolean } | undefined> {
     // One conditional UPDATE: the database decides the single winner, and the
     // client condition in the same statement leaves another client's code alone.
-    const won = await this.db.updateTable('authorization_codes').set({ consumed_at: now })
-      .where('code_hash', '=', codeHash).where('client_id', '=', clientId).where('consumed_at', 'is', null)
-      .returningAll().executeTakeFirst();
+    const won = (await run<AuthorizationCodesTable>(this.db, this.postgres, Q.consume, [now, codeHash, clientId])).rows[0];
     if (won) return { code: toCode(won), replay: false };
-    const seen = await this.db.selectFrom('authorization_codes').selectAll()
-      .where('code_hash', '=', codeHash).where('client_id', '=', clientId).executeTakeFirst();
+    const seen = (await run<AuthorizationCodesTable>(this.db, this.postgres, Q.seen, [codeHash, clientId])).rows[0];
     return seen ? { code: toCode(seen), replay: true } : undefined;
+  }
+
+  redeem(req: CodeRedemption): Promise<AuthorizationCode | undefined> {
+    return redeemCode(this.db, this.postgres, req);
   }
 
   /** In bounded batches (src/store/purge.ts); used codes stay a day past expiry so a late replay still revokes what they issued. */

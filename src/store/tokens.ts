@@ -1,65 +1,92 @@
-import { PostgresAdapter, sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { OpaqueAccessToken, RefreshToken, TokenFamily } from '../core/model.js';
-import type { TokenStore } from '../core/ports.js';
-import type { AccessTokensTable, DB, RefreshTokensTable } from './schema.js';
-import { joinWords, words } from './codec.js';
+import type { RefreshRotation, TokenStore } from '../core/ports.js';
+import type { AccessTokensTable, DB, RefreshTokensTable, TokenFamiliesTable } from './schema.js';
+import { joinWords } from './codec.js';
 import { deleteExpiredBatched, PURGE_BATCH } from './purge.js';
 import { runTransaction } from './transaction.js';
+import { isPostgres, run, statement } from './oauth/statements.js';
+import { InsertBatcher } from './oauth/insert-batcher.js';
+import { LookupCoalescer } from './oauth/lookup-coalescer.js';
+import { rotateRefresh } from './oauth/rotation.js';
+import { ACCESS_COLUMNS, REFRESH_COLUMNS, accessRow, refreshRow, toAccess, toFamily, toRefresh } from './oauth/rows.js';
 
+const Q = {
+  createFamily: statement('INSERT INTO token_families (id, client_id, user_id, scope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)'),
+  getFamily: statement('SELECT * FROM token_families WHERE id = ?'),
+  revokeFamily: statement('UPDATE token_families SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+  revokeFamilyRefresh: statement('UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL'),
+  revokeFamilyAccess: statement('UPDATE access_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL'),
+  saveRefresh: statement(`INSERT INTO refresh_tokens (${REFRESH_COLUMNS.join(', ')}) VALUES (${REFRESH_COLUMNS.map(() => '?').join(', ')})`),
+  getRefresh: statement('SELECT * FROM refresh_tokens WHERE token_hash = ?'),
+  markRotated: statement(
+    'UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL AND revoked_at IS NULL RETURNING *',
+    // A row another transaction is rotating (or revoking) right now is skipped, not waited for: this
+    // use is then a concurrent reuse (RFC 9700 §4.14.2), answered by the caller. Waiting queued every such use
+    // on the row while the family's revocation took the same rows, and 20 concurrent uses of one token
+    // deadlocked (40P01, a 500). SQLite has one writer at a time and no row locks.
+    'UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL AND revoked_at IS NULL '
+      + 'AND token_hash IN (SELECT token_hash FROM refresh_tokens WHERE token_hash = ? FOR UPDATE SKIP LOCKED) RETURNING *',
+  ),
+  saveAccess: statement(`INSERT INTO access_tokens (${ACCESS_COLUMNS.join(', ')}) VALUES (${ACCESS_COLUMNS.map(() => '?').join(', ')})`),
+  getAccess: statement('SELECT * FROM access_tokens WHERE token_hash = ?'),
+  revokeAccess: statement('UPDATE access_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL'),
+  revokeJti: statement('INSERT INTO revoked_jtis (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING'),
+  isJtiRevoked: statement('SELECT jti FROM revoked_jtis WHERE jti = ?'),
+};
 
-const toRefresh = (r: RefreshTokensTable): RefreshToken => ({
-  tokenHash: r.token_hash, familyId: r.family_id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope),
-  createdAt: r.created_at, expiresAt: r.expires_at, rotatedAt: r.rotated_at, revokedAt: r.revoked_at,
-  ...(r.resources ? { resources: words(r.resources) } : {}),
-  ...(r.cnf_jkt ? { dpopJkt: r.cnf_jkt } : {}),
-});
-
-const toAccess = (r: AccessTokensTable): OpaqueAccessToken => ({
-  tokenHash: r.token_hash, jti: r.jti, familyId: r.family_id, clientId: r.client_id, userId: r.user_id,
-  scope: words(r.scope), createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
-  ...(r.cnf_x5t ? { certThumbprint: r.cnf_x5t } : {}),
-  ...(r.audience ? { audience: words(r.audience) } : {}),
-  ...(r.act ? { act: JSON.parse(r.act) as Record<string, unknown> } : {}),
-  ...(r.cnf_jkt ? { dpopJkt: r.cnf_jkt } : {}),
-});
+/** The root store's shared helpers: group commit of opaque tokens; on PostgreSQL, coalesced lookups. */
+interface Shared {
+  access: InsertBatcher;
+  lookups?: {
+    access: LookupCoalescer<AccessTokensTable>;
+    refresh: LookupCoalescer<RefreshTokensTable>;
+    family: LookupCoalescer<TokenFamiliesTable>;
+    jti: LookupCoalescer<{ jti: string }>;
+  };
+}
 
 export class SqlTokenStore implements TokenStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly postgres: boolean;
+  /** Only outside a transaction: inside one, a write must belong to it and a read must see its writes. */
+  private readonly shared: Shared | undefined;
 
-  /** The lookups on the introspection and refresh paths, compiled once per store (SQL text and parameter order). */
-  private readonly compiled = new Map<string, CompiledQuery<unknown>>();
-
-  /**
-   * Runs a one-parameter lookup through its compiled form: building and
-   * compiling a kysely query costs more than SQLite's answer to it. `build`
-   * is called once, with a placeholder in the parameter's place.
-   */
-  private async first<R>(name: string, build: () => Compilable<R>, param: string): Promise<R | undefined> {
-    let q = this.compiled.get(name) as CompiledQuery<R> | undefined;
-    if (!q) {
-      q = build().compile();
-      this.compiled.set(name, q);
+  constructor(private readonly db: Kysely<DB>) {
+    this.postgres = isPostgres(db);
+    if (!db.isTransaction) {
+      this.shared = {
+        access: new InsertBatcher(db, this.postgres, 'access_tokens', ACCESS_COLUMNS),
+        ...(this.postgres ? {
+          lookups: {
+            access: new LookupCoalescer<AccessTokensTable>(db, 'access_tokens', 'token_hash'),
+            refresh: new LookupCoalescer<RefreshTokensTable>(db, 'refresh_tokens', 'token_hash'),
+            family: new LookupCoalescer<TokenFamiliesTable>(db, 'token_families', 'id'),
+            jti: new LookupCoalescer<{ jti: string }>(db, 'revoked_jtis', 'jti', 'jti'),
+          },
+        } : {}),
+      };
     }
-    return (await this.db.executeQuery<R>({ ...q, parameters: [param] })).rows[0];
+  }
+
+  private async first<R>(q: typeof Q[keyof typeof Q], params: unknown[]): Promise<R | undefined> {
+    return (await run<R>(this.db, this.postgres, q, params)).rows[0];
   }
 
   async createFamily(f: TokenFamily): Promise<void> {
-    await this.db.insertInto('token_families').values({
-      id: f.id, client_id: f.clientId, user_id: f.userId, scope: joinWords(f.scope), created_at: f.createdAt, revoked_at: f.revokedAt,
-    }).execute();
+    await run(this.db, this.postgres, Q.createFamily, [f.id, f.clientId, f.userId, joinWords(f.scope), f.createdAt, f.revokedAt]);
   }
 
   async getFamily(id: string): Promise<TokenFamily | undefined> {
-    const r = await this.first('getFamily', () => this.db.selectFrom('token_families').selectAll().where('id', '=', ''), id);
-    return r && { id: r.id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope), createdAt: r.created_at, revokedAt: r.revoked_at };
+    const r = this.shared?.lookups ? await this.shared.lookups.family.get(id) : await this.first<TokenFamiliesTable>(Q.getFamily, [id]);
+    return r && toFamily(r);
   }
 
   /** Three statements, so atomic through a transaction: the caller's when it has one, else its own. */
   async revokeFamily(id: string, now: number): Promise<void> {
     const revoke = async (db: Kysely<DB>) => {
-      await db.updateTable('token_families').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-      await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('revoked_at', 'is', null).execute();
-      await db.updateTable('access_tokens').set({ revoked_at: now }).where('family_id', '=', id).where('revoked_at', 'is', null).execute();
+      await run(db, this.postgres, Q.revokeFamily, [now, id]);
+      await run(db, this.postgres, Q.revokeFamilyRefresh, [now, id]);
+      await run(db, this.postgres, Q.revokeFamilyAccess, [now, id]);
     };
     if (this.db.isTransaction) await revoke(this.db);
     else await runTransaction(this.db, (trx) => ({ trx }), ({ trx }) => revoke(trx));
@@ -72,59 +99,47 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async saveRefresh(t: RefreshToken): Promise<void> {
-    await this.db.insertInto('refresh_tokens').values({
-      token_hash: t.tokenHash, family_id: t.familyId, client_id: t.clientId, user_id: t.userId, scope: joinWords(t.scope),
-      resources: t.resources?.length ? joinWords(t.resources) : null,
-      created_at: t.createdAt, expires_at: t.expiresAt, rotated_at: t.rotatedAt, revoked_at: t.revokedAt, cnf_jkt: t.dpopJkt ?? null,
-    }).execute();
+    await run(this.db, this.postgres, Q.saveRefresh, refreshRow(t));
   }
 
   async getRefresh(tokenHash: string): Promise<RefreshToken | undefined> {
-    const r = await this.first('getRefresh', () => this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', ''), tokenHash);
+    const r = this.shared?.lookups ? await this.shared.lookups.refresh.get(tokenHash) : await this.first<RefreshTokensTable>(Q.getRefresh, [tokenHash]);
     return r && toRefresh(r);
   }
 
   async markRotated(tokenHash: string, now: number): Promise<{ token: RefreshToken; reuse: boolean } | undefined> {
-    let rotate = this.db.updateTable('refresh_tokens').set({ rotated_at: now })
-      .where('token_hash', '=', tokenHash).where('rotated_at', 'is', null).where('revoked_at', 'is', null);
-    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      // A row another transaction is rotating (or revoking) right now is skipped, not waited for: this
-      // use is then a concurrent reuse (RFC 9700 §4.14.2), answered below. Waiting queued every such use
-      // on the row while the family's revocation took the same rows, and 20 concurrent uses of one token
-      // deadlocked (40P01, a 500). SQLite has one writer at a time and no row locks.
-      rotate = rotate.where('token_hash', 'in', (eb) => eb.selectFrom('refresh_tokens').select('token_hash')
-        .where('token_hash', '=', tokenHash).modifyEnd(sql`for update skip locked`));
-    }
-    const won = await rotate.returningAll().executeTakeFirst();
+    const won = await this.first<RefreshTokensTable>(Q.markRotated, this.postgres ? [now, tokenHash, tokenHash] : [now, tokenHash]);
     if (won) return { token: toRefresh(won), reuse: false };
-    const seen = await this.getRefresh(tokenHash);
-    return seen ? { token: seen, reuse: true } : undefined;
+    // Read directly, not coalesced: this follows our own failed write.
+    const seen = await this.first<RefreshTokensTable>(Q.getRefresh, [tokenHash]);
+    return seen ? { token: toRefresh(seen), reuse: true } : undefined;
+  }
+
+  rotateRefresh(req: RefreshRotation): Promise<RefreshToken | undefined> {
+    return rotateRefresh(this.db, this.postgres, req);
   }
 
   async saveAccess(t: OpaqueAccessToken): Promise<void> {
-    await this.db.insertInto('access_tokens').values({
-      token_hash: t.tokenHash, jti: t.jti, family_id: t.familyId, client_id: t.clientId, user_id: t.userId,
-      audience: t.audience?.length ? joinWords(t.audience) : null, act: t.act ? JSON.stringify(t.act) : null,
-      scope: joinWords(t.scope), created_at: t.createdAt, expires_at: t.expiresAt, revoked_at: t.revokedAt, cnf_x5t: t.certThumbprint ?? null,
-      cnf_jkt: t.dpopJkt ?? null,
-    }).execute();
+    if (this.shared) await this.shared.access.insert(accessRow(t));
+    else await run(this.db, this.postgres, Q.saveAccess, accessRow(t));
   }
 
   async getAccess(tokenHash: string): Promise<OpaqueAccessToken | undefined> {
-    const r = await this.first('getAccess', () => this.db.selectFrom('access_tokens').selectAll().where('token_hash', '=', ''), tokenHash);
+    const r = this.shared?.lookups ? await this.shared.lookups.access.get(tokenHash) : await this.first<AccessTokensTable>(Q.getAccess, [tokenHash]);
     return r && toAccess(r);
   }
 
   async revokeAccess(tokenHash: string, now: number): Promise<void> {
-    await this.db.updateTable('access_tokens').set({ revoked_at: now }).where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).execute();
+    await run(this.db, this.postgres, Q.revokeAccess, [now, tokenHash]);
   }
 
   async revokeJti(jti: string, expiresAt: number): Promise<void> {
-    await this.db.insertInto('revoked_jtis').values({ jti, expires_at: expiresAt }).onConflict((oc) => oc.column('jti').doNothing()).execute();
+    await run(this.db, this.postgres, Q.revokeJti, [jti, expiresAt]);
   }
 
   async isJtiRevoked(jti: string): Promise<boolean> {
-    return (await this.first('isJtiRevoked', () => this.db.selectFrom('revoked_jtis').select('jti').where('jti', '=', ''), jti)) !== undefined;
+    const r = this.shared?.lookups ? await this.shared.lookups.jti.get(jti) : await this.first<{ jti: string }>(Q.isJtiRevoked, [jti]);
+    return r !== undefined;
   }
 
   /**

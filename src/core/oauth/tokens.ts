@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256 } from '../crypto.js';
 import { isPublic, type Client } from '../model.js';
-import type { Clock, Stores } from '../ports.js';
+import type { Clock, NextRefresh, Stores } from '../ports.js';
 import { formatScope } from '../scope.js';
 import type { OAuthConfig } from './config.js';
 import type { KeyRing } from './keys.js';
@@ -110,16 +110,31 @@ export class TokenIssuer {
 
   async refreshToken(stores: Stores, req: AccessTokenRequest & { familyId: string }): Promise<string> {
     const now = this.clock.now();
-    const token = REFRESH_PREFIX + randomToken();
+    const { token, next } = this.nextRefresh(req, now);
     await stores.tokens.saveRefresh({
-      tokenHash: sha256(token), familyId: req.familyId, clientId: req.client.id, userId: req.userId, scope: req.scope,
-      createdAt: now, expiresAt: now + this.config.refreshTokenTtl * 1000, rotatedAt: null, revokedAt: null,
+      tokenHash: next.tokenHash, familyId: req.familyId, clientId: req.client.id, userId: req.userId, scope: req.scope,
+      createdAt: now, expiresAt: next.expiresAt, rotatedAt: null, revokedAt: null,
       ...(req.resources?.length ? { resources: req.resources } : {}),
-      // RFC 9449 §5: a public client has no other credential, so its refresh token is bound to the key;
-      // a confidential client's is bound to its authentication already.
-      ...(req.dpopJkt && isPublic(req.client) ? { dpopJkt: req.dpopJkt } : {}),
+      ...(next.dpopJkt ? { dpopJkt: next.dpopJkt } : {}),
     });
     return token;
+  }
+
+  /**
+   * A new refresh token and what is stored of it besides its grant (the
+   * one-step rotation and code redemption store it with the grant's write).
+   */
+  nextRefresh(req: Pick<AccessTokenRequest, 'client' | 'dpopJkt'>, now: number): { token: string; next: NextRefresh } {
+    const token = REFRESH_PREFIX + randomToken();
+    return {
+      token,
+      next: {
+        tokenHash: sha256(token), expiresAt: now + this.config.refreshTokenTtl * 1000,
+        // RFC 9449 §5: a public client has no other credential, so its refresh token is bound to the key;
+        // a confidential client's is bound to its authentication already.
+        dpopJkt: req.dpopJkt && isPublic(req.client) ? req.dpopJkt : null,
+      },
+    };
   }
 
   /**

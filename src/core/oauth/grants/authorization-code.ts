@@ -1,10 +1,12 @@
 import { invalidDpopProof, invalidGrant, invalidRequest } from '../../errors.js';
 import { s256, safeEqual, sha256 } from '../../crypto.js';
 import { required, single } from '../../params.js';
-import type { AuthorizationCode } from '../../model.js';
-import type { Storage } from '../../ports.js';
-import { recordEvent } from '../../notify/record.js';
-import { mayRefresh, type Grant } from './grant.js';
+import type { AuthorizationCode, Client } from '../../model.js';
+import type { Storage, Stores } from '../../ports.js';
+import { recordEvent, wouldRecord } from '../../notify/record.js';
+import { formatScope } from '../../scope.js';
+import { tokenTypeOf, type TokenResponse } from '../tokens.js';
+import { mayRefresh, type Grant, type GrantDeps } from './grant.js';
 import { allowedResources, grantAudience, requestedResources, resolveResources } from '../resource-indicators.js';
 
 /** RFC 7636 §4.1: code_verifier = 43*128unreserved. */
@@ -22,6 +24,18 @@ export const authorizationCodeGrant: Grant = {
     // RFC 8707: a malformed or unknown resource is refused before the code is burnt.
     const requestedTargets = resolveResources(requestedResources(params), allowedResources(client, config.audience)) ?? [];
     const now = clock.now();
+
+    // One step (src/store/oauth/rotation.ts) when nothing beside the code is written with the tokens: a
+    // JWT access token, no token.issued to record, no resources asked for. Every check below is a
+    // condition of it; any one not met writes nothing, and the steps below burn the code and tell why.
+    if (params.resource === undefined && client.tokenFormat === 'jwt' && !(await wouldRecord(storage, 'token.issued'))) {
+      const refresh = mayRefresh(client) ? tokenIssuer.nextRefresh({ client, dpopJkt }, now) : undefined;
+      const c = await storage.codes.redeem({
+        codeHash: sha256(code), clientId: client.id, now, redirectUri: redirectUri ?? null,
+        challenge: verifier === undefined ? null : s256(verifier), jkt: dpopJkt ?? null, refresh: refresh?.next ?? null,
+      });
+      if (c) return redeemed(storage, c, { client, dpopJkt, refresh: refresh?.token }, { tokenIssuer, idTokens });
+    }
 
     // Atomically burn the single-use code before anything else is checked;
     // only the client it was issued to can (RFC 6749 §4.1.3): another client's
@@ -88,4 +102,20 @@ async function revokeIssuedFrom(storage: Storage, c: AuthorizationCode, now: num
     // Already there (tokens issued or being issued): revoked below.
   }
   await storage.tokens.revokeFamily(c.familyId, now);
+}
+
+/** The response to a code redeemed in one step, its refresh token (if any) already stored. */
+async function redeemed(
+  stores: Stores,
+  c: AuthorizationCode,
+  r: { client: Client; dpopJkt: string | undefined; refresh: string | undefined },
+  { tokenIssuer, idTokens }: Pick<GrantDeps, 'tokenIssuer' | 'idTokens'>,
+): Promise<TokenResponse> {
+  const req = { client: r.client, userId: c.userId, scope: c.scope, familyId: c.familyId, audience: grantAudience([], c.resources), dpopJkt: r.dpopJkt };
+  const { token, expiresIn } = await tokenIssuer.accessToken(stores, req);
+  const response: TokenResponse = { access_token: token, token_type: tokenTypeOf(req), expires_in: expiresIn, scope: formatScope(c.scope) };
+  if (r.refresh) response.refresh_token = r.refresh;
+  // OpenID Connect Core §3.1.3.3: an ID token beside the access token when openid was granted.
+  await idTokens?.attach(stores, response, { client: r.client, userId: c.userId, scope: c.scope, familyId: c.familyId, nonce: c.nonce, authTime: c.authTime });
+  return response;
 }

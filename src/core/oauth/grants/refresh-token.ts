@@ -3,8 +3,10 @@ import { safeEqual, sha256 } from '../../crypto.js';
 import { required, single } from '../../params.js';
 import { formatScope, isSubset, parseScope } from '../../scope.js';
 import { tokenTypeOf, type TokenResponse } from '../tokens.js';
-import { recordEvent } from '../../notify/record.js';
-import type { Grant } from './grant.js';
+import { recordEvent, wouldRecord } from '../../notify/record.js';
+import type { Client, RefreshToken } from '../../model.js';
+import type { Stores } from '../../ports.js';
+import type { Grant, GrantDeps } from './grant.js';
 import { allowedResources, grantAudience, requestedResources, resolveResources } from '../resource-indicators.js';
 
 type Outcome = { ok: true; response: TokenResponse } | { ok: false; reason: string };
@@ -21,6 +23,18 @@ export const refreshTokenGrant: Grant = {
     const hash = sha256(required(params, 'refresh_token'));
     const requested = parseScope(single(params, 'scope'));
     const now = clock.now();
+
+    // One step (src/store/oauth/rotation.ts) when the token alone decides: no narrower scope or
+    // resources asked for, a JWT access token (nothing else stored), no token.issued to record with
+    // it. Any condition not met writes nothing, and the steps below tell why.
+    if (!requested.length && params.resource === undefined && client.tokenFormat === 'jwt' && !(await wouldRecord(storage, 'token.issued'))) {
+      const { token: refresh, next } = tokenIssuer.nextRefresh({ client, dpopJkt }, now);
+      const old = await storage.tokens.rotateRefresh({ tokenHash: hash, clientId: client.id, now, jkt: dpopJkt ?? null, next });
+      if (old) {
+        const audience = grantAudience(resolveResources([], allowedResources(client, config.audience)) ?? [], old.resources);
+        return issued(storage, { client, old, scope: old.scope, audience, dpopJkt, refresh }, { tokenIssuer, idTokens });
+      }
+    }
 
     // Read-only checks first, so a foreign client cannot burn someone else's token.
     const existing = await storage.tokens.getRefresh(hash);
@@ -49,16 +63,25 @@ export const refreshTokenGrant: Grant = {
       }
       const family = await tx.tokens.getFamily(existing.familyId);
       if (!family || family.revokedAt !== null) return { ok: false, reason: 'grant revoked' };
-      const base = { client, userId: existing.userId, familyId: existing.familyId, dpopJkt };
-      const { token, expiresIn } = await tokenIssuer.accessToken(tx, { ...base, scope, audience });
       // §6: the new refresh token keeps the original scope, even when the access token is narrowed.
-      const refresh = await tokenIssuer.refreshToken(tx, { ...base, scope: existing.scope, resources: existing.resources });
-      const response: TokenResponse = { access_token: token, token_type: tokenTypeOf(base), expires_in: expiresIn, scope: formatScope(scope), refresh_token: refresh };
-      // OpenID Connect Core §12.2: a fresh ID token when the original grant had openid.
-      await idTokens?.attach(tx, response, { client, userId: existing.userId, scope: existing.scope, familyId: existing.familyId, nonce: null });
-      return { ok: true, response };
+      const refresh = await tokenIssuer.refreshToken(tx, { client, userId: existing.userId, familyId: existing.familyId, dpopJkt, scope: existing.scope, resources: existing.resources });
+      return { ok: true, response: await issued(tx, { client, old: existing, scope, audience, dpopJkt, refresh }, { tokenIssuer, idTokens }) };
     });
     if (!outcome.ok) throw invalidGrant(outcome.reason);
     return outcome.response;
   },
 };
+
+/** The response to a rotation: a new access token (narrowed to `scope`) beside the new refresh token. */
+async function issued(
+  stores: Stores,
+  r: { client: Client; old: RefreshToken; scope: string[]; audience: string[] | undefined; dpopJkt: string | undefined; refresh: string },
+  { tokenIssuer, idTokens }: Pick<GrantDeps, 'tokenIssuer' | 'idTokens'>,
+): Promise<TokenResponse> {
+  const base = { client: r.client, userId: r.old.userId, familyId: r.old.familyId, dpopJkt: r.dpopJkt };
+  const { token, expiresIn } = await tokenIssuer.accessToken(stores, { ...base, scope: r.scope, audience: r.audience });
+  const response: TokenResponse = { access_token: token, token_type: tokenTypeOf(base), expires_in: expiresIn, scope: formatScope(r.scope), refresh_token: r.refresh };
+  // OpenID Connect Core §12.2: a fresh ID token when the original grant had openid.
+  await idTokens?.attach(stores, response, { client: r.client, userId: r.old.userId, scope: r.old.scope, familyId: r.old.familyId, nonce: null });
+  return response;
+}
