@@ -2,7 +2,7 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, Postgres
 import { botMigration } from './bot/migration.js';
 import { botInteractiveMigration } from './bot/migration-interactive.js';
 import { botFilesMigration } from './bot/files-migration.js';
-import { botCallbackCacheMigration } from './bot/callbacks-migration.js';
+import { botCallbackAnsweredMigration, botCallbackCacheMigration } from './bot/callbacks-migration.js';
 import { notifyMigration } from './notify/migration.js';
 import { notifyBatchesMigration } from './notify/fanout.js';
 import { notifyBatchesLz4Migration } from './notify/batch.js';
@@ -164,6 +164,7 @@ const migrations: Record<string, Migration> = {
   '0017_bot_callback_cache': botCallbackCacheMigration,
   '0018_registration': registrationMigration,
   '0019_notify_batches_lz4': notifyBatchesLz4Migration,
+  '0020_bot_callback_answered': botCallbackAnsweredMigration,
 };
 
 class StaticProvider implements MigrationProvider {
