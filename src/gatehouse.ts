@@ -48,13 +48,11 @@ import type { DeviceFlow } from './core/oauth/device.js';
 import type { Ciba } from './core/oauth/ciba.js';
 import { createBackchannel } from './core/oauth/device-wiring.js';
 import { registerOneTapActions } from './core/notify/one-tap.js';
-import { PgWakeupRelay } from './store/bot/pg-wakeups.js';
 import { DiskBlobStore } from './store/bot/files-disk.js';
-import { RedisWakeups, redisDeliveryLease } from './store/bot/redis-wakeups.js';
 import type { SqlStorage } from './store/index.js';
+import type { Redis } from 'ioredis';
 import type { ConsoleStore } from './core/console/ports.js';
 import { outboundClients, type OutboundClient } from './infra/outbound/client.js';
-import { connectRedis, redisConnected, withRedis } from './store/redis/index.js';
 import { openStorageWhenReachable, type StoreLog } from './store/startup.js';
 
 /** Everything one Gatehouse process runs on, wired once (the composition root). */
@@ -125,6 +123,8 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   let storage: Storage = sql;
   // With Redis, sessions and rate limits are shared by every process behind one address.
   if (config.redisUrl) {
+    // Loaded only with Redis configured (ioredis is a large package most deployments never use).
+    const { connectRedis, redisConnected, withRedis } = await import('./store/redis/index.js');
     const redis = connectRedis(config.redisUrl, log);
     // A Redis that is down at start degrades the service; it does not stop it.
     await redisConnected(redis);
@@ -285,17 +285,26 @@ export interface ProcessLinks {
   flood?: FloodGate;
 }
 
+/** Wake-ups and the webhook lease through Redis, loaded only when Redis is configured. */
+async function redisBotLinks(url: string, prefix: string, databaseUrl: string, log: StoreLog): Promise<{ redis: Redis; wakeups: Wakeups; lease: DeliveryLease }> {
+  const [{ connectRedis }, { RedisWakeups, redisDeliveryLease }, { PgWakeupRelay }] = await Promise.all([
+    import('./store/redis/index.js'), import('./store/bot/redis-wakeups.js'), import('./store/bot/pg-wakeups.js'),
+  ]);
+  const redis = connectRedis(url, log);
+  // While Redis is away, wake-ups (and so the 409 rule) travel through PostgreSQL instead.
+  const relay = /^postgres(ql)?:/.test(databaseUrl) ? new PgWakeupRelay(databaseUrl) : undefined;
+  return { redis, wakeups: new RedisWakeups(redis, connectRedis(url), prefix, relay), lease: redisDeliveryLease(redis, prefix, randomUUID()) };
+}
+
 /** Wires the chat-bot interface (role `bot`) on `gh`: stores, wake-ups (Redis when configured), BotFather. */
 export async function createBotInterface(gh: Gatehouse, log: StoreLog, links: ProcessLinks = {}): Promise<BotInterface> {
   const { config, clock } = gh;
   // With Redis, wake-ups reach the other processes too, and a lease per bot keeps
   // webhook delivery to one process at a time.
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, log) : undefined;
-  const prefix = `${config.redisPrefix}bot:`;
-  // While Redis is away, wake-ups (and so the 409 rule) travel through PostgreSQL instead.
-  const relay = redis && /^postgres(ql)?:/.test(config.databaseUrl) ? new PgWakeupRelay(config.databaseUrl) : undefined;
-  const wakeups = redis ? new RedisWakeups(redis, connectRedis(config.redisUrl!), prefix, relay) : links.wakeups ?? new LocalWakeups();
-  const lease = redis ? redisDeliveryLease(redis, prefix, randomUUID()) : links.lease;
+  const shared = config.redisUrl ? await redisBotLinks(config.redisUrl, `${config.redisPrefix}bot:`, config.databaseUrl, log) : undefined;
+  const redis = shared?.redis;
+  const wakeups = shared?.wakeups ?? links.wakeups ?? new LocalWakeups();
+  const lease = shared?.lease ?? links.lease;
   const storage = gh.botStorage;
   const stopping = new AbortController();
   const conversations = new Conversations({ storage, users: gh.storage.users, wakeups, clock });

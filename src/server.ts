@@ -107,7 +107,7 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
   const { worker } = opts;
   const logger = opts.logger ?? pino({ level: configured.logLevel, base: undefined });
   // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (README, Traces); before the apps, so their hooks see it.
-  startTracing(process.env);
+  await startTracing(process.env);
   const listeners = await bindListeners(configured);
   // The public URLs with the ports the listeners got: final before any service reads them.
   const config = withListeners(configured, { auth: listeners.auth?.port, api: listeners.api?.port, bot: listeners.bot?.port });

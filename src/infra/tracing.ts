@@ -1,24 +1,32 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Context, Span, TextMapPropagator, Tracer } from '@opentelemetry/api';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 
 /**
  * OpenTelemetry traces (README, Traces), on when OTEL_EXPORTER_OTLP_ENDPOINT
  * is set: spans go over OTLP/HTTP (JSON) to `{endpoint}/v1/traces`, the
  * exporter reading the standard OTEL_EXPORTER_OTLP_* variables itself. One
  * provider per process, not registered globally, so a library's own spans
- * never leave by accident.
+ * never leave by accident. The OpenTelemetry packages are loaded only then:
+ * they are a fifth of the modules a start would otherwise load, and most
+ * servers run without an endpoint.
  */
 let provider: BasicTracerProvider | undefined;
 let tracer: Tracer | undefined;
+let otel: typeof import('@opentelemetry/api') | undefined;
+let propagator: TextMapPropagator | undefined;
 
-export function startTracing(env: Record<string, string | undefined>): void {
+export async function startTracing(env: Record<string, string | undefined>): Promise<void> {
   if (provider || !env.OTEL_EXPORTER_OTLP_ENDPOINT) return;
+  const [api, { W3CTraceContextPropagator }, { OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/api'), import('@opentelemetry/core'), import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'), import('@opentelemetry/sdk-trace-base'),
+  ]);
+  if (provider) return;
   const serviceVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  otel = api;
+  propagator = new W3CTraceContextPropagator();
   provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'gatehouse', 'service.version': serviceVersion }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(), { scheduledDelayMillis: 1000 })],
@@ -31,7 +39,6 @@ export async function flushTraces(): Promise<void> {
   await provider?.forceFlush();
 }
 
-const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
   keys: (h: Record<string, unknown>) => Object.keys(h),
   get: (h: Record<string, unknown>, key: string) => {
@@ -42,16 +49,16 @@ const headerGetter = {
 
 /** A server span for an incoming request, a child of the caller's `traceparent` when it sent one. */
 export function startServerSpan(name: string, headers: Record<string, unknown>, attributes: Record<string, string | number>): Span | undefined {
-  if (!tracer) return undefined;
-  const parent: Context = propagator.extract(ROOT_CONTEXT, headers, headerGetter);
-  return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  if (!tracer || !otel || !propagator) return undefined;
+  const parent: Context = propagator.extract(otel.ROOT_CONTEXT, headers, headerGetter);
+  return tracer.startSpan(name, { kind: otel.SpanKind.SERVER, attributes }, parent);
 }
 
 export function endSpan(span: Span | undefined, status: number, attributes: Record<string, string | number> = {}): void {
-  if (!span) return;
+  if (!span || !otel) return;
   span.setAttributes({ 'http.response.status_code': status, ...attributes });
   // OpenTelemetry HTTP semantic conventions: a server span is an error for 5xx only.
-  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  if (status >= 500) span.setStatus({ code: otel.SpanStatusCode.ERROR });
   span.end();
 }
 
@@ -64,13 +71,14 @@ const current = new AsyncLocalStorage<Context>();
 
 /** Runs the rest of a request's handling (`next`) with `span` as the current span. */
 export function runInSpan(span: Span | undefined, next: () => void): void {
-  if (!span) return next();
-  current.run(trace.setSpan(ROOT_CONTEXT, span), next);
+  if (!span || !otel) return next();
+  current.run(otel.trace.setSpan(otel.ROOT_CONTEXT, span), next);
 }
 
 /** One SQL statement as a span (Kysely's log hook, src/store/db.ts): the statement without its values. */
 export function traceQuery(event: { level: 'query' | 'error'; query: { sql: string }; queryDurationMillis: number }): void {
-  if (!tracer) return;
+  if (!tracer || !otel) return;
+  const { SpanKind, SpanStatusCode, ROOT_CONTEXT } = otel;
   const end = Date.now();
   const operation = /^\s*(\w+)/.exec(event.query.sql)?.[1]?.toUpperCase() ?? 'QUERY';
   const table = /\b(?:from|into|update)\s+"?([\w.]+)"?/i.exec(event.query.sql)?.[1];
@@ -85,7 +93,8 @@ export function traceQuery(event: { level: 'query' | 'error'; query: { sql: stri
 
 /** A client span around an outbound call (webhook and chat deliveries). */
 export async function inClientSpan<T>(name: string, attributes: Record<string, string | number>, fn: () => Promise<T>, statusOf: (r: T) => number | null): Promise<T> {
-  if (!tracer) return fn();
+  if (!tracer || !otel) return fn();
+  const { SpanKind, SpanStatusCode, ROOT_CONTEXT } = otel;
   // Work a request set off (the delivery of an event it recorded) stays in that request's trace.
   const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, current.getStore() ?? ROOT_CONTEXT);
   try {

@@ -1,8 +1,5 @@
 // eslint-disable-next-line no-restricted-imports -- a WebAuthn library, not our server module: '**/server' only matches its name.
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { randomToken, sha256 } from '../crypto.js';
 import type { User } from '../model.js';
 import type { Clock, UserStore } from '../ports.js';
@@ -13,6 +10,11 @@ import type { MfaStore } from './ports.js';
 const CHALLENGE_TTL_MS = 5 * 60_000;
 export const PASSKEY_NAME_MAX = 64;
 const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
+
+// The WebAuthn library (with its X.509 and ASN.1 dependencies, a tenth of a start's modules) is
+// loaded at the first passkey ceremony, not when the server starts.
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const library = () => (webauthn ??= import('@simplewebauthn/server'));
 
 export interface PasskeyDeps {
   store: MfaStore;
@@ -51,6 +53,7 @@ export class Passkeys {
   /** Options for navigator.credentials.create(), and the cookie that holds the challenge. */
   async registrationOptions(user: User): Promise<{ options: unknown; cookie: string }> {
     const existing = await this.deps.store.listPasskeys(user.id);
+    const { generateRegistrationOptions } = await library();
     const options = await generateRegistrationOptions({
       rpName: 'Gatehouse', rpID: this.rp().rpID, userName: user.username, userDisplayName: user.name ?? user.username,
       userID: new TextEncoder().encode(user.id), attestationType: 'none',
@@ -64,6 +67,7 @@ export class Passkeys {
     const c = cookie && cookie.length <= 128 ? await this.deps.store.takeChallenge(sha256(cookie), this.deps.clock.now()) : undefined;
     if (!c || c.userId !== user.id) throw new PasskeyError('This passkey request has expired. Try again.');
     const { rpID, origin } = this.rp();
+    const { verifyRegistrationResponse } = await library();
     let verified;
     try {
       verified = await verifyRegistrationResponse({
@@ -83,6 +87,7 @@ export class Passkeys {
 
   /** Options for navigator.credentials.get() without a username (discoverable credentials). */
   async signInOptions(): Promise<{ options: unknown; cookie: string }> {
+    const { generateAuthenticationOptions } = await library();
     const options = await generateAuthenticationOptions({ rpID: this.rp().rpID, userVerification: 'required' });
     return { options, cookie: await this.challenge(null, options.challenge) };
   }
@@ -95,6 +100,7 @@ export class Passkeys {
     const key = typeof id === 'string' && id.length <= 1024 ? await this.deps.store.getPasskey(id) : undefined;
     if (!key) throw new PasskeyError('This passkey is not registered here.');
     const { rpID, origin } = this.rp();
+    const { verifyAuthenticationResponse } = await library();
     let verified;
     try {
       verified = await verifyAuthenticationResponse({

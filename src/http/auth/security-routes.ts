@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import QRCode from 'qrcode';
 import { single, type Params } from '../../core/params.js';
 import { csrfToken } from '../../core/sessions.js';
 import type { Gatehouse } from '../../gatehouse.js';
@@ -23,6 +22,8 @@ function field(body: Params, name: string): string | undefined {
 
 /** The QR code of the otpauth:// URI as inline SVG, drawn here (nothing is fetched from elsewhere). */
 async function qrSvg(uri: string): Promise<string> {
+  // Loaded when someone sets up an authenticator app, not at every start.
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
   return svg.replace('<svg ', '<svg width="220" height="220" role="img" aria-label="QR code of the authenticator link" ');
 }
