@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, type CompiledQuery, type Kysely } from 'kysely';
 import type { CallbackAnswer, CallbackQueryStore, StoredCallbackQuery } from '../../core/bot/ports.js';
 import type { BotCallbackQueriesTable, DB } from '../schema.js';
 
@@ -7,34 +7,55 @@ const toQuery = (r: BotCallbackQueriesTable): StoredCallbackQuery => ({
   answeredAt: r.answered_at === null ? null : Number(r.answered_at), answer: r.answer === null ? null : (JSON.parse(r.answer) as CallbackAnswer),
 });
 
+type NewQuery = Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>;
+
+/**
+ * Each statement compiled once per dialect and process (a store is made per
+ * transaction, so the cache is the module's): building and compiling a
+ * kysely query on every press cost about as much as the database's answer.
+ * Parameters are bound per call in the order the builder placed them.
+ */
+const compiled = new Map<string, CompiledQuery<unknown>>();
+
+function prepared(db: Kysely<DB>, key: string, build: () => { compile(): CompiledQuery<unknown> }): CompiledQuery<unknown> {
+  const k = `${db.getExecutor().adapter instanceof PostgresAdapter ? 'pg' : 'sqlite'}:${key}`;
+  let q = compiled.get(k);
+  if (!q) compiled.set(k, (q = build().compile()));
+  return q;
+}
+
 export class SqlCallbackQueryStore implements CallbackQueryStore {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async add(qs: readonly Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>[]): Promise<void> {
+  /** One multi-row insert (a group of presses); its statement compiled once per number of rows (at most a group's). */
+  async add(qs: readonly NewQuery[]): Promise<void> {
     if (!qs.length) return;
-    await this.db.insertInto('bot_callback_queries').values(qs.map((q) => ({
-      id: q.id, bot_id: q.botId, chat_id: q.chatId, message_id: q.messageId, data: q.data, created_at: q.createdAt, answered_at: null, answer: null,
-    }))).execute();
+    const q = prepared(this.db, `add:${qs.length}`, () => this.db.insertInto('bot_callback_queries').values(qs.map(() => ({
+      id: '', bot_id: 0, chat_id: 0, message_id: 0, data: '', created_at: 0, answered_at: null, answer: null,
+    }))));
+    await this.db.executeQuery({ ...q, parameters: qs.flatMap((r) => [r.id, r.botId, r.chatId, r.messageId, r.data, r.createdAt, null, null]) });
   }
 
   async get(botId: number, id: string): Promise<StoredCallbackQuery | undefined> {
-    const r = await this.db.selectFrom('bot_callback_queries').selectAll().where('id', '=', id).where('bot_id', '=', botId).executeTakeFirst();
+    const q = prepared(this.db, 'get', () => this.db.selectFrom('bot_callback_queries').selectAll().where('id', '=', '').where('bot_id', '=', 0));
+    const r = (await this.db.executeQuery<BotCallbackQueriesTable>({ ...q, parameters: [id, botId] })).rows[0];
     return r && toQuery(r);
   }
 
+  /** Served by 0020's index of answered presses: one index entry read. */
   async lastAnswered(botId: number, chatId: number, messageId: number, data: string): Promise<StoredCallbackQuery | undefined> {
-    const r = await this.db.selectFrom('bot_callback_queries').selectAll().where('bot_id', '=', botId).where('chat_id', '=', chatId)
-      .where('message_id', '=', messageId).where('data', '=', data).where('answered_at', 'is not', null)
-      .orderBy('answered_at', 'desc').limit(1).executeTakeFirst();
+    const q = prepared(this.db, 'lastAnswered', () => this.db.selectFrom('bot_callback_queries').selectAll().where('bot_id', '=', 0).where('chat_id', '=', 0)
+      .where('message_id', '=', 0).where('data', '=', '').where('answered_at', 'is not', null).orderBy('answered_at', 'desc').limit(1));
+    const r = (await this.db.executeQuery<BotCallbackQueriesTable>({ ...q, parameters: [botId, chatId, messageId, data, 1] })).rows[0];
     return r && toQuery(r);
   }
 
   /** One conditional UPDATE: of two concurrent answers only one finds the row unanswered. */
   async answer(botId: number, id: string, answer: CallbackAnswer, now: number, notBefore: number): Promise<boolean> {
-    const r = await this.db.updateTable('bot_callback_queries').set({ answered_at: now, answer: JSON.stringify(answer) })
-      .where('id', '=', id).where('bot_id', '=', botId).where('answered_at', 'is', null).where('created_at', '>=', notBefore)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+    const q = prepared(this.db, 'answer', () => this.db.updateTable('bot_callback_queries').set({ answered_at: 0, answer: '' })
+      .where('id', '=', '').where('bot_id', '=', 0).where('answered_at', 'is', null).where('created_at', '>=', 0));
+    const r = await this.db.executeQuery({ ...q, parameters: [now, JSON.stringify(answer), id, botId, notBefore] });
+    return Number(r.numAffectedRows ?? 0) === 1;
   }
 
   async purgeOlderThan(time: number): Promise<number> {
