@@ -28,7 +28,7 @@ for (const { kind, skip } of await databaseKinds()) {
     // Two processes share a SQLite database only in a file.
     const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'gh-bot-cache-')) : undefined;
     before(async () => {
-      const file = dir ? { GATEHOUSE_DATABASE_URL: `sqlite:${join(dir, 'gatehouse.db')}` } : {};
+      const file: Record<string, string> = dir ? { GATEHOUSE_DATABASE_URL: `sqlite:${join(dir, 'gatehouse.db')}` } : {};
       server = await startBotServer({ db: kind, env: { GATEHOUSE_SECRET_KEY: secret, ...file } });
       other = await serveProcess({ GATEHOUSE_DATABASE_URL: server.databaseUrl, ...file, GATEHOUSE_SECRET_KEY: secret, GATEHOUSE_ROLES: 'bot', GATEHOUSE_AUTH_URL: server.url });
       chat = new ChatApi(server.botUrl, await signedInPerson(server, `rev_${kind}`));

@@ -54,11 +54,9 @@ export class Conversations {
 
   /** The person a bot addresses by chat_id, with their chat; "chat not found" unless they wrote first (Bot API: bots cannot start chats). */
   async privateChat(bot: BotRecord, chat: number | string): Promise<{ person: Person; chat: ChatRecord }> {
-    const { people, chats } = this.deps.storage;
-    const person = typeof chat === 'number' ? await people.getById(chat) : await people.findByUsername(chat.replace(/^@/, ''));
-    const found = person && (await chats.get(bot.id, person.id));
-    if (!person || !found) throw badRequest('chat not found');
-    return { person, chat: found };
+    const found = await this.deps.storage.chats.withPerson(bot.id, chat);
+    if (!found) throw badRequest('chat not found');
+    return found;
   }
 
   async messageFor(bot: BotRecord, person: Person, m: StoredMessage, viewer: Viewer = 'bot'): Promise<Message.TextMessage> {

@@ -170,6 +170,8 @@ export interface ChatStore {
   /** Creates the private chat if missing; returns it either way. */
   open(botId: number, chatId: number, userId: string, now: number): Promise<ChatRecord>;
   get(botId: number, chatId: number): Promise<ChatRecord | undefined>;
+  /** The chat and its person, by the person's id or username (a leading @ ignored, any case), in one read; undefined when either is missing. */
+  withPerson(botId: number, chat: number | string): Promise<{ person: Person; chat: ChatRecord } | undefined>;
   listForUser(userId: string): Promise<ChatRecord[]>;
   setState(botId: number, chatId: number, state: string | null): Promise<void>;
   /** Allocates the next message_id of the chat atomically and stores the message. */

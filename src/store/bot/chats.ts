@@ -1,8 +1,8 @@
 import type { MessageEntity } from '@grammyjs/types';
-import type { Kysely, QueryCreator } from 'kysely';
+import type { CompiledQuery, Kysely, QueryCreator } from 'kysely';
 import { PostgresAdapter, sql, SqliteAdapter } from 'kysely';
 import type { ReplyMarkup } from '../../core/bot/keyboards.js';
-import type { ChatRecord, ChatStore, MessageContent, MessagePatch, NewMessage, StoredMessage } from '../../core/bot/ports.js';
+import type { ChatRecord, ChatStore, MessageContent, MessagePatch, NewMessage, Person, StoredMessage } from '../../core/bot/ports.js';
 import type { BotChatsTable, BotMessagesTable, DB } from '../schema.js';
 
 const toChat = (r: BotChatsTable): ChatRecord => ({
@@ -17,6 +17,16 @@ const toMessage = (r: BotMessagesTable): StoredMessage => ({
 });
 
 const markupColumn = (m: ReplyMarkup | null | undefined) => (m ? JSON.stringify(m) : null);
+
+/** A chat row with its person's fields, as `withPerson` reads them in one statement. */
+type ChatWithPersonRow = BotChatsTable & { p_user_id: string; p_id: number; p_username: string; p_name: string | null };
+
+const withPersonSql = (by: 'id' | 'username') => sql<ChatWithPersonRow>`select c.*, p.user_id as p_user_id, p.id as p_id, u.username as p_username, u.name as p_name
+  from bot_people p join users u on u.id = p.user_id join bot_chats c on c.bot_id = ${0} and c.chat_id = p.id
+  where ${by === 'id' ? sql`p.id = ${0}` : sql`u.username_lower = ${''}`}`;
+
+/** Compiled once per dialect and lookup (the Bot API reads a chat on every message it sends). */
+const compiled = new Map<string, CompiledQuery<ChatWithPersonRow>>();
 
 export class SqlChatStore implements ChatStore {
   constructor(private readonly db: Kysely<DB>) {}
@@ -33,6 +43,16 @@ export class SqlChatStore implements ChatStore {
   async get(botId: number, chatId: number): Promise<ChatRecord | undefined> {
     const r = await this.db.selectFrom('bot_chats').selectAll().where('bot_id', '=', botId).where('chat_id', '=', chatId).executeTakeFirst();
     return r && toChat(r);
+  }
+
+  async withPerson(botId: number, chat: number | string): Promise<{ person: Person; chat: ChatRecord } | undefined> {
+    const by = typeof chat === 'number' ? 'id' : 'username';
+    const key = `${this.db.getExecutor().adapter instanceof PostgresAdapter ? 'pg' : 'sqlite'}:${by}`;
+    let query = compiled.get(key);
+    if (!query) compiled.set(key, (query = withPersonSql(by).compile(this.db)));
+    const { rows } = await this.db.executeQuery<ChatWithPersonRow>({ ...query, parameters: [botId, typeof chat === 'number' ? chat : chat.replace(/^@/, '').toLowerCase()] });
+    const r = rows[0];
+    return r && { person: { userId: r.p_user_id, id: Number(r.p_id), username: r.p_username, name: r.p_name }, chat: toChat(r) };
   }
 
   async listForUser(userId: string): Promise<ChatRecord[]> {
