@@ -36,7 +36,11 @@ export interface RunningNotifyWorker {
  * through the SSRF guard; chat messages go to the Bot API the operator
  * configured (Gatehouse's own {bot_api_url} by default).
  */
-export function startNotifyWorker(gh: Gatehouse, logger: Logger, opts: Partial<WorkerOptions> = {}): RunningNotifyWorker {
+/** Expired sign-in approvals are edited to say so within this long of their 2 minutes, pressed or not. */
+const APPROVAL_SWEEP_MS = 5000;
+
+export function startNotifyWorker(gh: Gatehouse, logger: Logger, options: Partial<WorkerOptions> & { approvalSweepMs?: number } = {}): RunningNotifyWorker {
+  const { approvalSweepMs = APPROVAL_SWEEP_MS, ...opts } = options;
   const { config } = gh;
   const token = config.notifyBotToken;
   const chat = token ? { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token } : undefined;
@@ -63,6 +67,14 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, opts: Partial<W
     // Finished and expired second steps (kept a day so a late press is told it expired) and WebAuthn challenges.
     gh.mfa.store.purge(gh.clock.now()).catch((err) => logger.warn({ err }, 'second-step purge failed'));
   }, 3600_000);
+  // Every worker sweeps: the conditional UPDATE lets one record each expiry, the edit is idempotent (src/core/mfa/approval.ts).
+  let sweeping: Promise<unknown> | undefined;
+  const sweep = setInterval(() => {
+    sweeping ??= gh.mfa.approval.sweepExpired(gh.clock.now())
+      .catch((err) => logger.warn({ err }, 'sweeping expired sign-in approvals failed'))
+      .finally(() => (sweeping = undefined));
+  }, approvalSweepMs);
+  sweep.unref();
   // Not unref'd: this timer keeps a process running the worker role alone alive until stop(). Every
   // other timer of the worker is unref'd, and on SQLite no socket holds the event loop either, so
   // `serve --roles worker` exited (status 0) right after starting.
@@ -71,6 +83,8 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, opts: Partial<W
     linker,
     async stop() {
       clearInterval(purge);
+      clearInterval(sweep);
+      await sweeping;
       await linker?.stop();
       await worker.stop();
     },

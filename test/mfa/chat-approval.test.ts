@@ -44,7 +44,8 @@ for (const { kind, skip } of await databaseKinds()) {
         db: kind, clock,
         env: { GATEHOUSE_DATABASE_URL: databaseUrl, GATEHOUSE_SECRET_KEY: secretKey, GATEHOUSE_ROLES: 'auth,bot', GATEHOUSE_NOTIFY_BOT_TOKEN: token },
       });
-      notify = startNotifyWorker(server.gh, server.logger);
+      // Expired approvals swept every 100 ms (5 s in production) so the test need not wait.
+      notify = startNotifyWorker(server.gh, server.logger, { approvalSweepMs: 100 });
 
       // Alice links her chat (chat token first: the password grant ends once she has a second factor).
       const person = await signedInPerson(server, 'alice');
@@ -164,6 +165,47 @@ for (const { kind, skip } of await databaseKinds()) {
         assert.match(String((pressed.body.result as { text?: string }).text), /expired/);
         assert.match((await edited(r.msg.message_id)).text, /expired/);
         assert.equal((await r.agent.post('/login/second-step/approved', formFor(r.page, '/login/second-step/approved'))).status, 400);
+      } finally {
+        offset = 0;
+      }
+    });
+
+    it('nobody presses: soon after its 2 minutes the message says expired by itself, the expiry recorded once however many processes sweep', async () => {
+      const r = await request();
+      const approvalId = (await server.gh.storage.events.list({ type: 'signin.approval.requested', limit: 1 }))[0]!.data.approval_id as string;
+      assert.equal((await server.gh.mfa.store.findApproval(approvalId))?.pending.approval?.messageId, r.msg.message_id);
+      await new Promise((res) => setTimeout(res, 300));
+      assert.match((await edited(r.msg.message_id)).text, /tap the number/, 'not before its time');
+      offset = 121_000;
+      try {
+        // Other processes sweeping at the same moment as this one's worker.
+        await Promise.all([server.gh.mfa.approval.sweepExpired(clock.now()), server.gh.mfa.approval.sweepExpired(clock.now())]);
+        let m = await edited(r.msg.message_id);
+        for (let i = 0; i < 30 && !/expired/.test(m.text); i++) m = (await new Promise((res) => setTimeout(res, 100)), await edited(r.msg.message_id));
+        assert.equal(m.text, 'Sign-in request expired. Nothing was approved.');
+        assert.ok(!m.reply_markup?.inline_keyboard.flat().length, 'the buttons are gone');
+        const stored = (await server.gh.mfa.store.findApproval(approvalId))!.pending.approval!;
+        assert.deepEqual([stored.state, stored.messageId], ['expired', null], 'nothing left to edit');
+        await new Promise((res) => setTimeout(res, 300));
+        const expiries = (await server.gh.storage.events.list({ type: 'signin.approval.denied', limit: 50 })).filter((e) => e.data.approval_id === approvalId);
+        assert.deepEqual(expiries.map((e) => e.data.reason), ['expired']);
+        assert.deepEqual(await (await r.agent.get('/login/second-step/wait')).json(), { state: 'expired' });
+      } finally {
+        offset = 0;
+      }
+    });
+
+    it('a process that expired an approval and stopped before editing: the next sweep edits the message', async () => {
+      const r = await request();
+      const approvalId = (await server.gh.storage.events.list({ type: 'signin.approval.requested', limit: 1 }))[0]!.data.approval_id as string;
+      // The conditional UPDATE done, the edit never made (the process stopped in between).
+      assert.equal(await server.gh.mfa.store.expireApproval(approvalId, clock.now() + 121_000), true);
+      offset = 121_000;
+      try {
+        let m = await edited(r.msg.message_id);
+        for (let i = 0; i < 30 && !/expired/.test(m.text); i++) m = (await new Promise((res) => setTimeout(res, 100)), await edited(r.msg.message_id));
+        assert.equal(m.text, 'Sign-in request expired. Nothing was approved.');
+        assert.equal((await server.gh.mfa.store.findApproval(approvalId))!.pending.approval!.messageId, null);
       } finally {
         offset = 0;
       }

@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Message } from '@grammyjs/types';
 import { hashBotToken, newAccountId, newBotToken } from '../../src/core/bot/token.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
@@ -8,7 +7,6 @@ import { BOT, linkedPerson, type LinkedPerson } from '../device/support.js';
 import { signInThroughProvider, startFederated, type Federated } from '../federation/support.js';
 import { enrolTotp, formFor, stepNow, totpCode } from './support.js';
 
-type Buttons = Message.TextMessage & { reply_markup?: { inline_keyboard: { text: string; callback_data: string }[][] } };
 
 /**
  * A sign-in through a third-party provider vouches for the first factor
@@ -77,10 +75,11 @@ for (const { kind, skip } of await databaseKinds()) {
       const step = await (await rpAgent.get('/login/second-step')).text();
       const number = /id="approval-number">(\d+)</.exec(step)?.[1];
       assert.ok(number, step);
-      const asks = (await erin.chat.replies(BOT, last, 1)) as Buttons[];
+      const asks = await erin.chat.replies(BOT, last, 1);
       const msg = asks.find((m) => /tap the number you see/.test(m.text));
       assert.ok(msg, asks.map((m) => m.text).join('\n'));
-      const data = msg.reply_markup!.inline_keyboard[0]!.find((b) => b.text === number)!.callback_data;
+      const rows = (msg.reply_markup as unknown as { inline_keyboard: { text: string; callback_data: string }[][] }).inline_keyboard;
+      const data = rows[0]!.find((b) => b.text === number)!.callback_data;
       const waiting = rpAgent.get('/login/second-step/wait').then(async (r) => ((await r.json()) as { state: string }).state);
       await new Promise((r) => setTimeout(r, 100));
       assert.equal((await erin.chat.press(BOT, msg.message_id, data)).status, 200);

@@ -24,6 +24,9 @@ export interface Passkey {
 
 export type ApprovalState = 'waiting' | 'approved' | 'denied' | 'expired';
 
+/** How far back the sweep of expired approvals looks (src/core/mfa/approval.ts): a message it could not edit for an hour is left. */
+export const APPROVAL_SWEEP_WINDOW_MS = 3600_000;
+
 /** A sign-in that passed the password and waits for its second step: no session exists yet. */
 export interface PendingLogin {
   userId: string;
@@ -90,5 +93,14 @@ export interface MfaStore {
   decideApproval(approvalId: string, to: 'approved' | 'denied', now: number): Promise<boolean>;
   /** Marks a waiting approval expired once it is past its time; true when this call did it. */
   expireApproval(approvalId: string, now: number): Promise<boolean>;
+  /**
+   * Approvals whose chat message still shows its buttons though they can no
+   * longer act: waiting past their time, or expired with the message not yet
+   * edited (a message id is kept until its edit succeeded). Sign-ins of the
+   * last APPROVAL_SWEEP_WINDOW_MS only.
+   */
+  approvalsToClose(now: number, limit: number): Promise<PendingLogin[]>;
+  /** The message now says the outcome: nothing left to edit (clears the message id if it is still this one). */
+  approvalMessageEdited(approvalId: string, messageId: number): Promise<void>;
   purge(now: number): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ApprovalState, MfaStore, Passkey, PendingLogin, TotpFactor } from '../../core/mfa/ports.js';
+import { APPROVAL_SWEEP_WINDOW_MS, type ApprovalState, type MfaStore, type Passkey, type PendingLogin, type TotpFactor } from '../../core/mfa/ports.js';
 import type { SecretBox } from '../../core/secret-box.js';
 import type { DB } from '../schema.js';
 import { MFA_TOTP_SECRET } from '../secrets/sealed.js';
@@ -195,6 +195,23 @@ export class SqlMfaStore implements MfaStore {
     const r = await this.db.updateTable('mfa_pending').set({ approval_state: 'expired' })
       .where('approval_id', '=', approvalId).where('approval_state', '=', 'waiting').where('approval_expires_at', '<=', now).executeTakeFirst();
     return changed(r);
+  }
+
+  async approvalsToClose(now: number, limit: number): Promise<PendingLogin[]> {
+    // Through the expiry index: a pending login outlives its approval by 3 minutes, so an hour back is every recent one.
+    const rows = await this.db.selectFrom('mfa_pending').selectAll()
+      .where('expires_at', '>', now - APPROVAL_SWEEP_WINDOW_MS).where('approval_message_id', 'is not', null)
+      .where((eb) => eb.or([
+        eb('approval_state', '=', 'expired'),
+        eb.and([eb('approval_state', '=', 'waiting'), eb('approval_expires_at', '<=', now)]),
+      ]))
+      .limit(limit).execute();
+    return rows.map(toPending);
+  }
+
+  async approvalMessageEdited(approvalId: string, messageId: number): Promise<void> {
+    await this.db.updateTable('mfa_pending').set({ approval_message_id: null })
+      .where('approval_id', '=', approvalId).where('approval_message_id', '=', messageId).execute();
   }
 
   async purge(now: number): Promise<void> {
