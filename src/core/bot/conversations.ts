@@ -2,7 +2,7 @@ import type { Message, Update } from '@grammyjs/types';
 import type { Clock, UserStore } from '../ports.js';
 import { detectEntities } from './detect.js';
 import type { GroupCommits } from './group-commit.js';
-import { botWriteGroups, PersonWriteGroups, type BotWrite } from './group-writes.js';
+import { botWriteGroups, PersonWriteGroups, type BotWrite, type BotWritten } from './group-writes.js';
 import { badRequest, forbidden } from './errors.js';
 import type { FormattedText } from './format.js';
 import type { ReplyMarkup } from './keyboards.js';
@@ -45,7 +45,7 @@ export interface Written {
  */
 export class Conversations {
   private readonly groups: PersonWriteGroups;
-  private readonly botGroups: GroupCommits<BotWrite, StoredMessage>;
+  private readonly botGroups: GroupCommits<BotWrite, BotWritten>;
 
   constructor(private readonly deps: ConversationDeps) {
     this.groups = new PersonWriteGroups(deps.storage);
@@ -64,16 +64,27 @@ export class Conversations {
     return messageObject(m, bot, person, replyTo, viewer);
   }
 
-  /** The bot writes into a private chat (sendMessage, BotFather's replies). */
+  /** The bot writes into a private chat (BotFather's replies, the methods that read the chat first). */
   async botWrites(bot: BotRecord, person: Person, f: FormattedText, opts: BotWriteOptions = {}): Promise<StoredMessage> {
+    const written = await this.botWritesTo(bot, person.id, f, opts);
+    return written.message;
+  }
+
+  /**
+   * The bot writes into its private chat with the person whose id is
+   * `chatId`: "chat not found" unless they wrote first, found by the write
+   * itself (sendMessage reads nothing before). Group-committed with the bot
+   * messages arriving at the same moment (group-writes.ts).
+   */
+  async botWritesTo(bot: BotRecord, chatId: number, f: FormattedText, opts: BotWriteOptions = {}): Promise<{ person: Person; message: StoredMessage }> {
     const now = this.deps.clock.now();
-    // Group-committed with the bot messages arriving at the same moment (group-writes.ts).
-    const m = await this.botGroups.write({ now, message: {
-      botId: bot.id, chatId: person.id, fromBot: true, date: secs(now), text: f.text, entities: f.entities.length ? f.entities : null,
+    const written = await this.botGroups.write({ now, message: {
+      botId: bot.id, chatId, fromBot: true, date: secs(now), text: f.text, entities: f.entities.length ? f.entities : null,
       replyToMessageId: opts.replyTo ?? null, replyMarkup: opts.replyMarkup ?? null, content: opts.content && Object.keys(opts.content).length ? opts.content : null,
     } });
-    this.deps.wakeups.publish(topics.chat(bot.id, person.id), chatChange.added(m.messageId));
-    return m;
+    if (!written) throw badRequest('chat not found');
+    this.deps.wakeups.publish(topics.chat(bot.id, chatId), chatChange.added(written.message.messageId));
+    return written;
   }
 
   /** The person's numeric id, created on first use. */

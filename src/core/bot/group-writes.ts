@@ -117,16 +117,20 @@ export interface BotWrite {
   now: number;
 }
 
+/** The message as stored, with the chat's person; undefined when the chat or its person is missing (nothing stored). */
+export type BotWritten = { person: Person; message: StoredMessage } | undefined;
+
 /**
  * Group commit for bots' messages (sendMessage and the other methods that
  * write into a chat; group-commit.ts): the messages that arrive while a group
  * commits go into the next one. A chat's messages in a group take their
- * message_ids from one counter bump and are stored by one insert
- * (ChatStore.addMessages); a group of several chats is one transaction,
+ * message_ids from one counter bump and are stored by one insert, which also
+ * reads the chat's person (ChatStore.addMessages), so sendMessage reads
+ * nothing before it writes; a group of several chats is one transaction,
  * chats in one order (bot, chat) as PersonWriteGroups takes them, so the two
  * cannot deadlock. Each caller is answered once its own message committed.
  */
-export function botWriteGroups(storage: BotStorage): GroupCommits<BotWrite, StoredMessage> {
+export function botWriteGroups(storage: BotStorage): GroupCommits<BotWrite, BotWritten> {
   return new GroupCommits(async (writes) => {
     const chats = new Map<string, BotWrite[]>();
     for (const w of writes) {
@@ -137,16 +141,16 @@ export function botWriteGroups(storage: BotStorage): GroupCommits<BotWrite, Stor
     }
     const lists = [...chats.values()].sort((a, b) => a[0]!.message.botId - b[0]!.message.botId || a[0]!.message.chatId - b[0]!.message.chatId);
     const write = async (tx: Pick<BotStores, 'chats'>) => {
-      const out = new Map<BotWrite, StoredMessage>();
+      const out = new Map<BotWrite, BotWritten>();
       for (const list of lists) {
         const { botId, chatId } = list[0]!.message;
         const stored = await tx.chats.addMessages(botId, chatId, list.map((w) => w.message), Math.max(...list.map((w) => w.now)));
-        stored.forEach((m, k) => out.set(list[k]!, m));
+        list.forEach((w, k) => out.set(w, stored && { person: stored.person, message: stored.messages[k]! }));
       }
       return out;
     };
     // One chat: its one write is atomic by itself, no transaction around it.
     const stored = lists.length === 1 ? await write(storage) : await storage.transaction(write);
-    return writes.map((w) => stored.get(w)!);
+    return writes.map((w) => stored.get(w));
   });
 }

@@ -176,8 +176,12 @@ export interface ChatStore {
   setState(botId: number, chatId: number, state: string | null): Promise<void>;
   /** Allocates the next message_id of the chat atomically and stores the message. */
   addMessage(m: NewMessage, now: number): Promise<StoredMessage>;
-  /** Messages into one chat, with consecutive message_ids from one allocation; all stored or none. */
-  addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<StoredMessage[]>;
+  /**
+   * Messages into one chat, with consecutive message_ids from one allocation,
+   * all stored or none; with the chat's person (as `withPerson`). Undefined,
+   * nothing stored, when the chat or its person is missing.
+   */
+  addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<{ person: Person; messages: StoredMessage[] } | undefined>;
   getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined>;
   /** `erase`: the old text must not stay recoverable from the database files (a token shown once). */
   editMessage(botId: number, chatId: number, messageId: number, patch: MessagePatch, opts?: { erase?: boolean }): Promise<boolean>;
@@ -211,6 +215,15 @@ export interface UpdateStore {
   purgeOlderThan(time: number): Promise<number>;
 }
 
+/** An answerCallbackQuery to record. */
+export interface CallbackAnswerWrite {
+  botId: number;
+  id: string;
+  answer: CallbackAnswer;
+  now: number;
+  notBefore: number;
+}
+
 export interface CallbackQueryStore {
   /** Unanswered queries, all in one statement. */
   add(qs: readonly Omit<StoredCallbackQuery, 'answeredAt' | 'answer'>[]): Promise<void>;
@@ -218,10 +231,11 @@ export interface CallbackQueryStore {
   /** The latest answered press of button `data` on the message (answerCallbackQuery's cache_time). */
   lastAnswered(botId: number, chatId: number, messageId: number, data: string): Promise<StoredCallbackQuery | undefined>;
   /**
-   * Records the bot's answer in one statement, unless the query is answered
-   * already or was made before `notBefore`; false when nothing was recorded.
+   * Records the bots' answers in one statement, each unless its query is
+   * answered already or was made before its `notBefore`; per answer, whether
+   * it was recorded (of two answers to one query only the first can be).
    */
-  answer(botId: number, id: string, answer: CallbackAnswer, now: number, notBefore: number): Promise<boolean>;
+  answer(answers: readonly CallbackAnswerWrite[]): Promise<boolean[]>;
   purgeOlderThan(time: number): Promise<number>;
 }
 

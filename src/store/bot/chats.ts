@@ -18,10 +18,16 @@ const toMessage = (r: BotMessagesTable): StoredMessage => ({
 
 const markupColumn = (m: ReplyMarkup | null | undefined) => (m ? JSON.stringify(m) : null);
 
-/** A chat row with its person's fields, as `withPerson` reads them in one statement. */
-type ChatWithPersonRow = BotChatsTable & { p_user_id: string; p_id: number; p_username: string; p_name: string | null };
+type PersonColumns = { p_user_id: string; p_id: number; p_username: string; p_name: string | null };
+const personColumns = sql`p.user_id as p_user_id, p.id as p_id, u.username as p_username, u.name as p_name`;
+const toPerson = (r: PersonColumns): Person => ({ userId: r.p_user_id, id: Number(r.p_id), username: r.p_username, name: r.p_name });
+/** The chat `c`'s person, as `withPerson` joins it: a chat whose person is gone takes no message. */
+const personExists = sql`exists (select 1 from bot_people p join users u on u.id = p.user_id where p.id = c.chat_id)`;
 
-const withPersonSql = (by: 'id' | 'username') => sql<ChatWithPersonRow>`select c.*, p.user_id as p_user_id, p.id as p_id, u.username as p_username, u.name as p_name
+/** A chat row with its person's fields, as `withPerson` reads them in one statement. */
+type ChatWithPersonRow = BotChatsTable & PersonColumns;
+
+const withPersonSql = (by: 'id' | 'username') => sql<ChatWithPersonRow>`select c.*, ${personColumns}
   from bot_people p join users u on u.id = p.user_id join bot_chats c on c.bot_id = ${0} and c.chat_id = p.id
   where ${by === 'id' ? sql`p.id = ${0}` : sql`u.username_lower = ${''}`}`;
 
@@ -52,7 +58,7 @@ export class SqlChatStore implements ChatStore {
     if (!query) compiled.set(key, (query = withPersonSql(by).compile(this.db)));
     const { rows } = await this.db.executeQuery<ChatWithPersonRow>({ ...query, parameters: [botId, typeof chat === 'number' ? chat : chat.replace(/^@/, '').toLowerCase()] });
     const r = rows[0];
-    return r && { person: { userId: r.p_user_id, id: Number(r.p_id), username: r.p_username, name: r.p_name }, chat: toChat(r) };
+    return r && { person: toPerson(r), chat: toChat(r) };
   }
 
   async listForUser(userId: string): Promise<ChatRecord[]> {
@@ -93,41 +99,47 @@ export class SqlChatStore implements ChatStore {
   /**
    * Several messages into one chat: one counter bump by their number, then
    * one insert of all their rows (their fields as one JSON array, so the
-   * statement's text is the same for any count and stays prepared). The two
-   * agree: one statement on PostgreSQL (a data-modifying WITH), one
-   * transaction on SQLite (the caller's, else its own).
+   * statement's text is the same for any count and stays prepared), and the
+   * chat's person as `withPerson` reads them. The two writes agree: one
+   * statement on PostgreSQL (data-modifying WITHs), one transaction on
+   * SQLite (the caller's, else its own). Nothing is stored when the chat or
+   * its person is missing (undefined).
    */
-  async addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<StoredMessage[]> {
+  async addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<{ person: Person; messages: StoredMessage[] } | undefined> {
     const rows = JSON.stringify(ms.map((m, k) => ({
       o: k + 1, f: m.fromBot ? 1 : 0, d: m.date, t: m.text, e: m.entities ? JSON.stringify(m.entities) : null, r: m.replyToMessageId,
       m: markupColumn(m.replyMarkup), c: m.content ? JSON.stringify(m.content) : null,
     })));
     const n = ms.length;
-    let last: number;
+    let found: { last: number; person: Person } | undefined;
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      const r = await sql<{ last: number }>`with n as (update bot_chats set last_message_id = last_message_id + ${n}::int, updated_at = ${now}::bigint
-        where bot_id = ${botId}::bigint and chat_id = ${chatId}::bigint returning last_message_id)
-        insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
-        select ${botId}::bigint, ${chatId}::bigint, n.last_message_id - ${n}::int + v.o, v.f, v.d, v.t, v.e, v.r, null, v.m, v.c
-        from n, json_to_recordset(${rows}::json) as v(o int, f int, d bigint, t text, e text, r int, m text, c text)
-        returning message_id as last`.execute(this.db);
-      if (r.rows.length !== n) throw new Error(`chat ${botId}:${chatId} not found`);
-      last = Math.max(...r.rows.map((x) => Number(x.last)));
+      const r = await sql<PersonColumns & { last: number }>`with n as (update bot_chats c set last_message_id = last_message_id + ${n}::int, updated_at = ${now}::bigint
+          where c.bot_id = ${botId}::bigint and c.chat_id = ${chatId}::bigint and ${personExists}
+          returning c.last_message_id),
+        ins as (insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
+          select ${botId}::bigint, ${chatId}::bigint, n.last_message_id - ${n}::int + v.o, v.f, v.d, v.t, v.e, v.r, null, v.m, v.c
+          from n, json_to_recordset(${rows}::json) as v(o int, f int, d bigint, t text, e text, r int, m text, c text))
+        select n.last_message_id as last, ${personColumns} from n join bot_people p on p.id = ${chatId}::bigint join users u on u.id = p.user_id`.execute(this.db);
+      const row = r.rows[0];
+      found = row && { last: Number(row.last), person: toPerson(row) };
     } else {
       const write = async (db: Kysely<DB>) => {
-        const bumped = await sql<{ last: number }>`update bot_chats set last_message_id = last_message_id + ${n}, updated_at = ${now}
-          where bot_id = ${botId} and chat_id = ${chatId} returning last_message_id as last`.execute(db);
+        const bumped = await sql<{ last: number }>`update bot_chats as c set last_message_id = last_message_id + ${n}, updated_at = ${now}
+          where c.bot_id = ${botId} and c.chat_id = ${chatId} and ${personExists} returning last_message_id as last`.execute(db);
         const top = bumped.rows[0];
-        if (!top) throw new Error(`chat ${botId}:${chatId} not found`);
+        if (!top) return undefined;
         await sql`insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
           select ${botId}, ${chatId}, ${Number(top.last) - n} + (j.value ->> 'o'), j.value ->> 'f', j.value ->> 'd', j.value ->> 't', j.value ->> 'e',
             j.value ->> 'r', null, j.value ->> 'm', j.value ->> 'c'
           from json_each(${rows}) as j`.execute(db);
-        return Number(top.last);
+        const p = await sql<PersonColumns>`select ${personColumns} from bot_people p join users u on u.id = p.user_id where p.id = ${chatId}`.execute(db);
+        return { last: Number(top.last), person: toPerson(p.rows[0]!) };
       };
-      last = this.db.isTransaction ? await write(this.db) : await this.db.transaction().execute(write);
+      found = this.db.isTransaction ? await write(this.db) : await this.db.transaction().execute(write);
     }
-    return ms.map((m, k) => ({ ...m, messageId: last - n + k + 1, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null }));
+    if (!found) return undefined;
+    const { last, person } = found;
+    return { person, messages: ms.map((m, k) => ({ ...m, messageId: last - n + k + 1, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null })) };
   }
 
   async getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined> {

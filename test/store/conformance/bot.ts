@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Update } from '@grammyjs/types';
 import { BotUsernameTakenError, type BotStorage, type NewBot, type NewMessage } from '../../../src/core/bot/ports.js';
+import type { UserStore } from '../../../src/core/ports.js';
 import { hashOf, T } from '../fixtures.js';
 import type { StoreFactory, SuiteOptions } from './suite.js';
 
@@ -26,9 +27,9 @@ const textUpdate = (chatId: number, text: string) => (updateId: number): Update 
  * whose message ids and bots' update ids are allocated atomically, and the
  * update queue getUpdates and webhooks read.
  */
-export function botStoresConformance(name: string, factory: StoreFactory<BotStorage>, { skip }: SuiteOptions = {}): void {
+export function botStoresConformance(name: string, factory: StoreFactory<BotStorage & { users: UserStore }>, { skip }: SuiteOptions = {}): void {
   describe(`storage conformance: bot chats and updates (${name})`, { skip }, () => {
-    let storage: BotStorage;
+    let storage: BotStorage & { users: UserStore };
     let close: () => Promise<void>;
     before(async () => {
       ({ stores: storage, close } = await factory());
@@ -77,31 +78,44 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         assert.equal((await storage.chats.get(bot.id, 42))?.lastMessageId, 10);
       });
 
-      it('stores several messages into one chat with one allocation: consecutive ids after the earlier ones, fields kept, none for a missing chat', async () => {
+      it('stores several messages into one chat with one allocation: consecutive ids after the earlier ones, fields kept, the person with them; nothing for a missing chat or person', async () => {
         const bot = aBot();
         await storage.bots.create(bot);
-        await storage.chats.open(bot.id, 43, 'user-43', T);
-        await storage.chats.addMessage(aMessage(bot.id, 43, { text: 'first' }), T);
+        const userId = randomUUID();
+        const username = `p${userId.slice(0, 8)}`;
+        await storage.users.create({ id: userId, username, email: `${username}@example.test`, name: 'Ada L', passwordHash: '!', createdAt: T });
+        const personId = await storage.people.ensure(userId, randomInt(1_000_000, 2 ** 40));
+        await storage.chats.open(bot.id, personId, userId, T);
+        await storage.chats.addMessage(aMessage(bot.id, personId, { text: 'first' }), T);
         const markup = { inline_keyboard: [[{ text: 'Yes', callback_data: 'y' }]] };
-        const many = await storage.chats.addMessages(bot.id, 43, [
-          aMessage(bot.id, 43, { fromBot: true, text: 'a', entities: [{ type: 'bold', offset: 0, length: 1 }] }),
-          aMessage(bot.id, 43, { fromBot: true, text: 'b', replyToMessageId: 1, replyMarkup: markup, content: { has_protected_content: true } }),
-          aMessage(bot.id, 43, { fromBot: true, text: "c 'quoted' \"json\" ✓" }),
+        const many = await storage.chats.addMessages(bot.id, personId, [
+          aMessage(bot.id, personId, { fromBot: true, text: 'a', entities: [{ type: 'bold', offset: 0, length: 1 }] }),
+          aMessage(bot.id, personId, { fromBot: true, text: 'b', replyToMessageId: 1, replyMarkup: markup, content: { has_protected_content: true } }),
+          aMessage(bot.id, personId, { fromBot: true, text: "c 'quoted' \"json\" ✓" }),
         ], T + 9);
-        assert.deepEqual(many.map((m) => m.messageId), [2, 3, 4]);
-        const stored = await storage.chats.messagesAfter(bot.id, 43, 1, 10);
-        assert.deepEqual(stored, many);
+        assert.ok(many);
+        assert.deepEqual(many.person, { userId, id: personId, username, name: 'Ada L' });
+        assert.deepEqual(await storage.chats.withPerson(bot.id, personId), { person: many.person, chat: await storage.chats.get(bot.id, personId) });
+        assert.deepEqual((await storage.chats.withPerson(bot.id, `@${username.toUpperCase()}`))?.person, many.person);
+        assert.deepEqual(many.messages.map((m) => m.messageId), [2, 3, 4]);
+        const stored = await storage.chats.messagesAfter(bot.id, personId, 1, 10);
+        assert.deepEqual(stored, many.messages);
         assert.equal(stored[0]!.fromBot, true);
         assert.deepEqual(stored[0]!.entities, [{ type: 'bold', offset: 0, length: 1 }]);
         assert.equal(stored[1]!.replyToMessageId, 1);
         assert.deepEqual(stored[1]!.replyMarkup, markup);
         assert.deepEqual(stored[1]!.content, { has_protected_content: true });
         assert.equal(stored[2]!.text, "c 'quoted' \"json\" ✓");
-        const chat = await storage.chats.get(bot.id, 43);
+        const chat = await storage.chats.get(bot.id, personId);
         assert.equal(chat?.lastMessageId, 4);
         assert.equal(chat?.updatedAt, T + 9);
-        await assert.rejects(storage.chats.addMessages(bot.id, 44, [aMessage(bot.id, 44)], T));
+        // No chat with this person; a chat whose person has no account row.
+        assert.equal(await storage.chats.addMessages(bot.id, personId + 1, [aMessage(bot.id, personId + 1)], T), undefined);
+        assert.equal(await storage.chats.withPerson(bot.id, personId + 1), undefined);
+        await storage.chats.open(bot.id, 44, 'nobody', T);
+        assert.equal(await storage.chats.addMessages(bot.id, 44, [aMessage(bot.id, 44)], T), undefined);
         assert.equal(await storage.chats.getMessage(bot.id, 44, 1), undefined);
+        assert.equal((await storage.chats.get(bot.id, 44))?.lastMessageId, 0);
       });
 
       it('edits and deletes a message once; keeps its text, entities and reply', async () => {

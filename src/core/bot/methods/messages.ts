@@ -4,6 +4,7 @@ import { MAX_TEXT, type Conversations } from '../conversations.js';
 import { badRequest } from '../errors.js';
 import { formatText, trimFormatted, type FormattedText } from '../format.js';
 import { method } from '../method.js';
+import { messageObject } from '../objects.js';
 import { bool, chatId, entities, id, linkPreviewOptions, parseMode, refusing, replyMarkup, replyParameters, sendFlags, str } from '../params.js';
 import type { BotRecord, ChatStore, MessageContent } from '../ports.js';
 
@@ -48,17 +49,23 @@ export const sendMessage = (d: { conversations: Conversations; chats: ChatStore 
   params: sendMessageParams,
   writesTo: (p) => p.chat_id!,
   async run({ bot }, p) {
-    const { person } = await d.conversations.privateChat(bot, p.chat_id!);
     // reply_parameters, or the older reply_to_message_id (0: none).
     const legacy = p.reply_to_message_id;
     const reply = p.reply_parameters ?? (legacy ? { message_id: legacy, allow_sending_without_reply: p.allow_sending_without_reply } : undefined);
+    const opts = { replyMarkup: p.reply_markup ?? null, content: sendOptions(p) };
+    // The common case, a chat by id and no reply: the write finds the chat (or answers "chat not found") and reads nothing before.
+    if (typeof p.chat_id === 'number' && !reply) {
+      const { person, message } = await d.conversations.botWritesTo(bot, p.chat_id, p.formatted, opts);
+      return messageObject(message, bot, person);
+    }
+    const { person } = await d.conversations.privateChat(bot, p.chat_id!);
     let replyTo: number | null = null;
     if (reply) {
       const target = await d.chats.getMessage(bot.id, person.id, reply.message_id);
       if (target) replyTo = target.messageId;
       else if (!reply.allow_sending_without_reply) throw badRequest('message to be replied not found');
     }
-    const m = await d.conversations.botWrites(bot, person, p.formatted, { replyTo, replyMarkup: p.reply_markup ?? null, content: sendOptions(p) });
+    const m = await d.conversations.botWrites(bot, person, p.formatted, { ...opts, replyTo });
     return d.conversations.messageFor(bot, person, m);
   },
 });
