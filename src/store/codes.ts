@@ -6,7 +6,7 @@ import { joinWords } from './codec.js';
 import { deleteExpiredBatched, PURGE_BATCH } from './purge.js';
 import { isPostgres, run, statement } from './oauth/statements.js';
 import { toCode } from './oauth/rows.js';
-import { redeemCode } from './oauth/rotation.js';
+import { OneStep } from './oauth/rotation.js';
 
 const Q = {
   save: statement('INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, code_challenge_method, nonce, '
@@ -17,9 +17,11 @@ const Q = {
 
 export class SqlCodeStore implements CodeStore {
   private readonly postgres: boolean;
+  private readonly oneStep: OneStep;
 
   constructor(private readonly db: Kysely<DB>) {
     this.postgres = isPostgres(db);
+    this.oneStep = new OneStep(db, this.postgres);
   }
 
   async save(c: AuthorizationCode): Promise<void> {
@@ -39,7 +41,7 @@ export class SqlCodeStore implements CodeStore {
   }
 
   redeem(req: CodeRedemption): Promise<AuthorizationCode | undefined> {
-    return redeemCode(this.db, this.postgres, req);
+    return this.oneStep.redeem(req);
   }
 
   /** In bounded batches (src/store/purge.ts); used codes stay a day past expiry so a late replay still revokes what they issued. */

@@ -8,7 +8,7 @@ import { runTransaction } from './transaction.js';
 import { isPostgres, run, statement } from './oauth/statements.js';
 import { InsertBatcher } from './oauth/insert-batcher.js';
 import { LookupCoalescer } from './oauth/lookup-coalescer.js';
-import { rotateRefresh } from './oauth/rotation.js';
+import { OneStep } from './oauth/rotation.js';
 import { ACCESS_COLUMNS, REFRESH_COLUMNS, accessRow, refreshRow, toAccess, toFamily, toRefresh } from './oauth/rows.js';
 
 const Q = {
@@ -50,9 +50,11 @@ export class SqlTokenStore implements TokenStore {
   private readonly postgres: boolean;
   /** Only outside a transaction: inside one, a write must belong to it and a read must see its writes. */
   private readonly shared: Shared | undefined;
+  private readonly oneStep: OneStep;
 
   constructor(private readonly db: Kysely<DB>) {
     this.postgres = isPostgres(db);
+    this.oneStep = new OneStep(db, this.postgres);
     if (!db.isTransaction) {
       this.shared = {
         access: new InsertBatcher(db, this.postgres, 'access_tokens', ACCESS_COLUMNS),
@@ -116,7 +118,7 @@ export class SqlTokenStore implements TokenStore {
   }
 
   rotateRefresh(req: RefreshRotation): Promise<RefreshToken | undefined> {
-    return rotateRefresh(this.db, this.postgres, req);
+    return this.oneStep.rotate(req);
   }
 
   async saveAccess(t: OpaqueAccessToken): Promise<void> {
