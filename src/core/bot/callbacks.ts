@@ -5,7 +5,7 @@ import { wantsUpdate } from './conversations.js';
 import { badRequest } from './errors.js';
 import { GroupCommits } from './group-commit.js';
 import { messageObject, personUser } from './objects.js';
-import type { BotRecord, BotStorage, BotStores, CallbackAnswer, Person, StoredMessage } from './ports.js';
+import type { BotRecord, BotStorage, BotStores, CallbackAnswer, CallbackAnswerWrite, Person, StoredMessage } from './ports.js';
 import { Waiter, topics, type Wakeups } from './wakeups.js';
 
 /**
@@ -16,6 +16,9 @@ import { Waiter, topics, type Wakeups } from './wakeups.js';
 export const CALLBACK_ANSWER_MS = 15_000;
 
 export const QUERY_TOO_OLD = 'query is too old and response timeout expired or query ID is invalid';
+
+/** Longer answers (a long start link) are not carried on the wake-up. */
+const MAX_PUBLISHED_ANSWER = 1024;
 
 /** A query id is a decimal 63-bit number, as Telegram's are (a string in the Bot API). */
 const newQueryId = () => (randomBytes(8).readBigUInt64BE() >> 1n).toString();
@@ -71,6 +74,8 @@ export class CallbackQueries {
    * would serialise every press to a bot behind one commit each.
    */
   private readonly groups: GroupCommits<PressWrite, Update | undefined>;
+  /** Answers likewise: the answers that arrive while one group commits share the next statement. */
+  private readonly answers: GroupCommits<CallbackAnswerWrite, boolean>;
 
   constructor(private readonly deps: CallbackDeps) {
     this.groups = new GroupCommits((writes) => deps.storage.transaction((tx) => writePresses(tx, writes)), (writes, updates) => {
@@ -82,18 +87,33 @@ export class CallbackQueries {
       });
       for (const [botId, updateId] of newest) deps.wakeups.publish(topics.updates(botId), String(updateId));
     });
+    this.answers = new GroupCommits((writes) => deps.storage.callbacks.answer(writes), (writes, recorded) => writes.forEach((w, i) => {
+      if (!recorded[i]) return;
+      // The answer rides on the wake-up unless it is long (a PostgreSQL NOTIFY payload is bounded): the press then reads it.
+      const message = JSON.stringify(w.answer);
+      deps.wakeups.publish(topics.callback(w.id), message.length <= MAX_PUBLISHED_ANSWER ? message : '');
+    }));
+  }
+
+  /**
+   * Within the cache_time of the last answer to the button carrying `data` on
+   * message `messageId`, that answer: the press gets it again and the bot no
+   * new update (Bot API answerCallbackQuery).
+   */
+  async cached(bot: BotRecord, person: Person, messageId: number, data: string): Promise<CallbackAnswer | undefined> {
+    const last = await this.deps.storage.callbacks.lastAnswered(bot.id, person.id, messageId, data);
+    const until = last?.answer?.cache_time && last.answeredAt !== null ? last.answeredAt + last.answer.cache_time * 1000 : 0;
+    return this.deps.clock.now() < until ? last!.answer! : undefined;
   }
 
   /**
    * The person pressed the button carrying `data` on message `m` (checked by
-   * the caller). Resolves with the bot's answer, or undefined after
-   * CALLBACK_ANSWER_MS (or when `signal` aborts) without one.
+   * the caller, and `cached` found no answer to repeat). Resolves with the
+   * bot's answer, or undefined after CALLBACK_ANSWER_MS (or when `signal`
+   * aborts) without one.
    */
   async press(bot: BotRecord, person: Person, m: StoredMessage, data: string, signal: AbortSignal): Promise<CallbackAnswer | undefined> {
     const { storage, wakeups, clock } = this.deps;
-    // Within the cache_time of the last answer to this button, that answer again and no new update (Bot API answerCallbackQuery).
-    const last = await storage.callbacks.lastAnswered(bot.id, person.id, m.messageId, data);
-    if (last?.answer?.cache_time && last.answeredAt !== null && clock.now() < last.answeredAt + last.answer.cache_time * 1000) return last.answer;
     const id = newQueryId();
     let published: CallbackAnswer | undefined;
     const waiter = new Waiter(wakeups, [topics.callback(id)], (_topic, message) => {
@@ -120,10 +140,9 @@ export class CallbackQueries {
   /** answerCallbackQuery: once per query, while the person still waits. */
   async answer(bot: BotRecord, id: string, answer: CallbackAnswer): Promise<void> {
     const now = this.deps.clock.now();
-    if (!/^\d{1,20}$/.test(id) || !(await this.deps.storage.callbacks.answer(bot.id, id, answer, now, now - CALLBACK_ANSWER_MS))) {
+    if (!/^\d{1,20}$/.test(id) || !(await this.answers.write({ botId: bot.id, id, answer, now, notBefore: now - CALLBACK_ANSWER_MS }))) {
       throw badRequest(QUERY_TOO_OLD);
     }
-    this.deps.wakeups.publish(topics.callback(id), JSON.stringify(answer));
   }
 }
 

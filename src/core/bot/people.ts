@@ -103,10 +103,11 @@ export class ChatClient {
     const { conversations, chats, callbacks, shutdown } = this.deps;
     const bot = await this.bot(botUsername);
     const person = await conversations.person(userId);
-    const m = await chats.getMessage(bot.id, person.id, id);
+    // Two reads at once (on PostgreSQL two connections); the cached answer counts only once the button is found.
+    const [m, cached] = await Promise.all([chats.getMessage(bot.id, person.id, id), callbacks.cached(bot, person, id, data)]);
     if (!m) throw notFound('no such message in this chat');
     if (!m.fromBot || !callbackButton(m.replyMarkup, data)) throw invalidRequest('the message has no button with this data');
-    const answer = await callbacks.press(bot, person, m, data, signal ? AbortSignal.any([signal, shutdown]) : shutdown);
+    const answer = cached ?? await callbacks.press(bot, person, m, data, signal ? AbortSignal.any([signal, shutdown]) : shutdown);
     if (!answer) return {};
     const { text, show_alert, url } = answer;
     return { ok: true, result: { ...(text ? { text } : {}), ...(show_alert ? { show_alert } : {}), ...(url ? { url } : {}) } };

@@ -1,5 +1,5 @@
-import { PostgresAdapter, type CompiledQuery, type Kysely } from 'kysely';
-import type { CallbackAnswer, CallbackQueryStore, StoredCallbackQuery } from '../../core/bot/ports.js';
+import { CompiledQuery, PostgresAdapter, type Kysely } from 'kysely';
+import type { CallbackAnswer, CallbackAnswerWrite, CallbackQueryStore, StoredCallbackQuery } from '../../core/bot/ports.js';
 import type { BotCallbackQueriesTable, DB } from '../schema.js';
 
 const toQuery = (r: BotCallbackQueriesTable): StoredCallbackQuery => ({
@@ -22,6 +22,21 @@ function prepared(db: Kysely<DB>, key: string, build: () => { compile(): Compile
   let q = compiled.get(k);
   if (!q) compiled.set(k, (q = build().compile()));
   return q;
+}
+
+/**
+ * `answers` answers in one UPDATE … FROM a VALUES list (SQLite 3.33+ and
+ * PostgreSQL; the casts give PostgreSQL the list's column types).
+ */
+function answerStatement(answers: number, postgres: boolean): string {
+  let n = 0;
+  const p = () => (postgres ? `$${++n}` : '?');
+  const rows = Array.from({ length: answers }, () => `(cast(${p()} as text), cast(${p()} as bigint), cast(${p()} as text), cast(${p()} as bigint), cast(${p()} as bigint))`);
+  return `with v (id, bot_id, answer, now, not_before) as (values ${rows.join(', ')})
+    update bot_callback_queries set answered_at = v.now, answer = v.answer from v
+    where bot_callback_queries.id = v.id and bot_callback_queries.bot_id = v.bot_id
+      and bot_callback_queries.answered_at is null and bot_callback_queries.created_at >= v.not_before
+    returning bot_callback_queries.id, bot_callback_queries.bot_id`;
 }
 
 export class SqlCallbackQueryStore implements CallbackQueryStore {
@@ -50,12 +65,31 @@ export class SqlCallbackQueryStore implements CallbackQueryStore {
     return r && toQuery(r);
   }
 
-  /** One conditional UPDATE: of two concurrent answers only one finds the row unanswered. */
-  async answer(botId: number, id: string, answer: CallbackAnswer, now: number, notBefore: number): Promise<boolean> {
-    const q = prepared(this.db, 'answer', () => this.db.updateTable('bot_callback_queries').set({ answered_at: 0, answer: '' })
-      .where('id', '=', '').where('bot_id', '=', 0).where('answered_at', 'is', null).where('created_at', '>=', 0));
-    const r = await this.db.executeQuery({ ...q, parameters: [now, JSON.stringify(answer), id, botId, notBefore] });
-    return Number(r.numAffectedRows ?? 0) === 1;
+  /**
+   * One conditional UPDATE for a group of answers: a row is written only
+   * while unanswered, so of two concurrent answers (here or in another
+   * process) only one finds it so; within the list a repeated query id keeps
+   * its first answer only.
+   */
+  async answer(answers: readonly CallbackAnswerWrite[]): Promise<boolean[]> {
+    const seen = new Set<string>();
+    const first = answers.filter((a) => !seen.has(`${a.botId}:${a.id}`) && seen.add(`${a.botId}:${a.id}`));
+    if (!first.length) return answers.map(() => false);
+    const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    const key = `${postgres ? 'pg' : 'sqlite'}:answer:${first.length}`;
+    let q = compiled.get(key);
+    if (!q) compiled.set(key, (q = CompiledQuery.raw(answerStatement(first.length, postgres))));
+    const { rows } = await this.db.executeQuery<{ id: string; bot_id: number }>({
+      ...q, parameters: first.flatMap((a) => [a.id, a.botId, JSON.stringify(a.answer), a.now, a.notBefore]),
+    });
+    const written = new Set(rows.map((r) => `${Number(r.bot_id)}:${r.id}`));
+    const claimed = new Set<string>();
+    return answers.map((a) => {
+      const k = `${a.botId}:${a.id}`;
+      if (!written.has(k) || claimed.has(k)) return false;
+      claimed.add(k);
+      return true;
+    });
   }
 
   async purgeOlderThan(time: number): Promise<number> {
