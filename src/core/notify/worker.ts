@@ -45,7 +45,12 @@ export const defaultWorkerOptions: WorkerOptions = { concurrency: 64, timeoutMs:
  */
 export class DeliveryWorker {
   private readonly owner: string;
+  /** Every delivery claimed and not yet recorded, as the promise of its whole course (stop() waits for them). */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Claimed, waiting for a sending slot: the next claim's round trip overlaps the sends of this one. */
+  private readonly ready: ClaimedDelivery[] = [];
+  /** Requests on the wire (at most `concurrency`). */
+  private sending = 0;
   private pumping: Promise<void> | undefined;
   private again = false;
   private stopped = true;
@@ -99,15 +104,28 @@ export class DeliveryWorker {
     });
   }
 
+  /**
+   * Claims keep ahead of the sends: `concurrency` on the wire and up to
+   * twice as many more claimed and waiting, so a slot freed by an answer is
+   * filled at once rather than after a claim's round trip. What is claimed
+   * and not yet recorded stays bounded (and leased, and renewed).
+   */
   private async pump(): Promise<void> {
+    const { concurrency } = this.opts;
     while (!this.stopped) {
-      const room = this.opts.concurrency - this.inFlight.size;
+      const want = Math.min(3 * concurrency - this.sending - this.ready.length, 4 * concurrency - this.held.size);
       // Claim in batches: one query per finished delivery would cost more than the deliveries.
-      if (room <= 0 || (this.inFlight.size > 0 && room < Math.min(16, this.opts.concurrency))) return;
-      const claimed = await this.deps.events.deliveries.claim(this.deps.clock.now(), room, this.leaseMs, this.owner);
-      for (const c of claimed) this.track(this.deliver(c));
-      if (claimed.length < room) return;
+      if (want <= 0 || (this.held.size > 0 && want < concurrency / 2)) return;
+      const claimed = await this.deps.events.deliveries.claim(this.deps.clock.now(), want, this.leaseMs, this.owner);
+      for (const c of claimed) this.held.add(c);
+      this.ready.push(...claimed);
+      this.startSends();
+      if (claimed.length < want) return;
     }
+  }
+
+  private startSends(): void {
+    while (this.sending < this.opts.concurrency && this.ready.length) this.track(this.deliver(this.ready.shift()!));
   }
 
   private track(p: Promise<void>): void {
@@ -128,30 +146,46 @@ export class DeliveryWorker {
       const claimed = await this.deps.events.deliveries.claim(this.deps.clock.now(), this.opts.concurrency, this.leaseMs, this.owner);
       if (claimed.length === 0) return total;
       total += claimed.length;
+      for (const c of claimed) this.held.add(c);
       await Promise.all(claimed.map((c) => this.deliver(c)));
     }
   }
 
-  /** Stops claiming and waits for the attempts in flight (bounded by the request timeout). */
+  /** Stops claiming and waits for the attempts in flight and those already claimed (bounded by the request timeout). */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.sweep);
     this.unsubscribe?.();
     // Renewal goes on until the attempts in flight are recorded.
     await this.pumping;
-    while (this.inFlight.size) await Promise.all([...this.inFlight]);
+    while (this.inFlight.size || this.ready.length) {
+      this.startSends();
+      await Promise.all([...this.inFlight]);
+    }
     clearInterval(this.renewal);
   }
 
+  /** Sends one claimed delivery and records the attempt; the caller has put it in `held`. */
   async deliver(c: ClaimedDelivery): Promise<void> {
     this.held.add(c);
+    this.sending++;
+    let sent = false;
     try {
       const startedAt = this.deps.clock.now();
       const t0 = performance.now();
       const answer = await this.send(c, startedAt);
       const durationMs = Math.round(performance.now() - t0);
+      // The slot is free once the answer is in: recording is batched with the others finishing now.
+      sent = true;
+      this.sending--;
+      this.startSends();
+      this.poke();
       await this.record(this.judge(c, answer, startedAt, durationMs));
     } finally {
+      if (!sent) {
+        this.sending--;
+        this.startSends();
+      }
       this.held.delete(c);
     }
   }
@@ -165,34 +199,47 @@ export class DeliveryWorker {
   }
 
   private queue: { outcome: AttemptOutcome; done: (err?: unknown) => void }[] = [];
-  private flushing = false;
+  private flushing = 0;
+  private flushScheduled = false;
 
   /**
-   * Attempts finishing together are written in one transaction (one commit,
-   * a few statements), which is what lets one worker keep up with thousands
-   * of deliveries a second.
+   * Attempts finishing together are written together (one statement on
+   * PostgreSQL, one transaction on SQLite), which is what lets one worker
+   * keep up with thousands of deliveries a second. The write waits for the
+   * end of this turn of the event loop, so the answers read in the same turn
+   * share it (on SQLite the write itself is synchronous: without the wait
+   * every attempt was a commit of its own). Two writes may be under way at
+   * once, so the next batch is not held up by a commit's wait for the disk.
    */
   private record(outcome: AttemptOutcome): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ outcome, done: (err) => (err ? reject(err) : resolve()) });
-      if (!this.flushing) void this.flush();
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing >= 2 || this.flushScheduled || this.queue.length === 0) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
     });
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
+    const batch = this.queue.splice(0, 256);
+    if (batch.length === 0) return;
+    this.flushing++;
+    this.scheduleFlush();
     try {
-      while (this.queue.length) {
-        const batch = this.queue.splice(0, 256);
-        try {
-          await this.deps.events.deliveries.completeMany(batch.map((b) => b.outcome), this.deps.clock.now());
-          for (const b of batch) b.done();
-        } catch (err) {
-          for (const b of batch) b.done(err);
-        }
-      }
+      await this.deps.events.deliveries.completeMany(batch.map((b) => b.outcome), this.deps.clock.now());
+      for (const b of batch) b.done();
+    } catch (err) {
+      for (const b of batch) b.done(err);
     } finally {
-      this.flushing = false;
+      this.flushing--;
+      this.scheduleFlush();
     }
   }
 

@@ -1,7 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryStatus, DeliveryStore, Attempt } from '../../core/notify/ports.js';
 import type { DB } from '../schema.js';
-import { deliveryId, toAttempt, toDelivery, toEndpoint, toEvent } from './codec.js';
+import { claimDue } from './claim.js';
+import { completeInOneStatement } from './complete.js';
+import { deliveryId, toAttempt, toDelivery } from './codec.js';
 import { appendEvents } from './events-append.js';
 import { within, type TxScope } from '../transaction.js';
 import type { NotifyShared } from './shared.js';
@@ -12,45 +14,12 @@ export class SqlDeliveryStore implements DeliveryStore {
   async claim(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
     // Events group-committed as one row per batch get their deliveries here (src/store/notify/fanout.ts).
     await this.shared.settle(this.db, this.scope, false);
-    let due = this.db.selectFrom('webhook_deliveries as d').innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select('d.id')
-      .where('d.status', '=', 'pending')
-      .where('d.next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', now)]))
-      .where('e.disabled_at', 'is', null)
-      // An ordered endpoint offers only its oldest pending delivery.
-      .where((eb) => eb.or([
-        eb('e.ordered', '=', 0),
-        eb.not(eb.exists(eb.selectFrom('webhook_deliveries as p').select('p.id')
-          .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
-          .where('p.status', '=', 'pending')
-          .where((o) => o.or([
-            o('p.created_at', '<', o.ref('d.created_at')),
-            o.and([o('p.created_at', '=', o.ref('d.created_at')), o('p.event_id', '<', o.ref('d.event_id'))]),
-          ])))),
-      ]))
-      .orderBy('d.next_attempt_at')
-      .limit(limit);
-    // Concurrent workers skip the rows another is claiming instead of waiting for them.
-    if (this.shared.postgres) due = due.modifyEnd(sql`for update of d skip locked`);
-    const claimed = await this.db.updateTable('webhook_deliveries')
-      .set({ lease_until: now + leaseMs, lease_owner: owner })
-      .where('id', 'in', due)
-      .returningAll()
-      .execute();
-    if (claimed.length === 0) return [];
-    const events = new Map((await this.db.selectFrom('notify_events').selectAll().where('id', 'in', [...new Set(claimed.map((d) => d.event_id))]).execute())
-      .map((r) => [r.id, toEvent(r)]));
-    const endpoints = new Map((await this.db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...new Set(claimed.map((d) => d.endpoint_id))]).execute())
-      .map((r) => [r.id, toEndpoint(r, this.shared.secrets)]));
-    const out: ClaimedDelivery[] = [];
-    for (const r of claimed) {
-      const event = events.get(r.event_id);
-      const endpoint = endpoints.get(r.endpoint_id);
-      if (event && endpoint) out.push({ delivery: toDelivery(r), event, endpoint });
-      else await this.db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: 'event or endpoint deleted', updated_at: now }).where('id', '=', r.id).execute();
+    const { claimed, orphans } = await claimDue(this.db, this.shared.postgres, this.shared.secrets, now, limit, now + leaseMs, owner);
+    if (orphans.length) {
+      await this.db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: 'event or endpoint deleted', lease_until: null, lease_owner: null, updated_at: now })
+        .where('id', 'in', orphans).execute();
     }
-    return out;
+    return claimed;
   }
 
   async renew(deliveries: { endpointId: string; eventId: string }[], owner: string, until: number): Promise<void> {
@@ -67,6 +36,7 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   async completeMany(outcomes: AttemptOutcome[], now: number): Promise<void> {
     if (outcomes.length === 0) return;
+    if (this.shared.postgres && !outcomes.some((o) => o.disable)) return completeInOneStatement(this.db, outcomes, now);
     const byId = <T extends { attempt: { endpointId: string; eventId: string } }>(x: T, y: T) =>
       deliveryId(x.attempt.endpointId, x.attempt.eventId) < deliveryId(y.attempt.endpointId, y.attempt.eventId) ? -1 : 1;
     // Endpoint rows first (in id order), then the deliveries, then the log: one lock

@@ -1,7 +1,7 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { CompiledQuery, type Kysely, type Migration } from 'kysely';
 import type { NotifyEvent } from '../../core/notify/events.js';
 import type { DB } from '../schema.js';
-import { within, type TxScope } from '../transaction.js';
+import type { TxScope } from '../transaction.js';
 import { appendEvents } from './events-append.js';
 
 /**
@@ -68,23 +68,58 @@ const EVENTS_PER_STATEMENT = 500;
 export async function fanOut(db: Kysely<DB>, scope: TxScope | undefined, postgres: boolean, opts: { wait: boolean; maxEvents: number }): Promise<number> {
   let moved = 0;
   while (moved < opts.maxEvents) {
-    // Outside a transaction, a cheap look first: the worker calls this before every claim.
-    if (!scope && !(await batches(db).selectFrom('notify_event_batches').select('id').limit(1).executeTakeFirst())) return moved;
-    const { rows, events } = postgres ? await within(db, scope, async (trx) => {
-      const pick = batches(trx).selectFrom('notify_event_batches').select('id').orderBy('id').limit(ROWS_PER_ROUND)
-        .modifyEnd(opts.wait ? sql`for update` : sql`for update skip locked`);
-      const taken = await batches(trx).deleteFrom('notify_event_batches').where('id', 'in', pick).returning('events').execute();
-      return move(trx, taken, true);
-    }) : await fanOutSqlite(db);
-    moved += events;
-    if (rows < ROWS_PER_ROUND) return moved;
+    let r: { rows: number; events: number };
+    if (postgres) {
+      // One statement: it is the look for rows too, so an empty outbox costs one round trip as before.
+      const row = (await db.executeQuery<{ rows: number; events: number }>(CompiledQuery.raw(opts.wait ? PG_FAN_OUT_WAIT : PG_FAN_OUT_SKIP, [ROWS_PER_ROUND]))).rows[0];
+      r = row ?? { rows: 0, events: 0 };
+    } else {
+      // Outside a transaction, a cheap look first: the worker calls this before every claim.
+      if (!scope && !(await batches(db).selectFrom('notify_event_batches').select('id').limit(1).executeTakeFirst())) return moved;
+      r = await fanOutSqlite(db);
+    }
+    moved += r.events;
+    if (r.rows < ROWS_PER_ROUND) return moved;
   }
   return moved;
 }
 
-async function move(db: Kysely<DB>, taken: { events: string }[], postgres: boolean): Promise<{ rows: number; events: number }> {
+/**
+ * PostgreSQL: a round of the fan-out as one statement, atomic without a
+ * transaction of its own and one round trip: the batch rows are deleted
+ * (locked first: `skip locked` for the worker, which leaves rows another
+ * process is moving; a wait for a reader, which must see them), their events
+ * expanded in the database (the `json` type keeps each event's `data` as
+ * the text JSON.stringify wrote) and inserted, and their deliveries queued
+ * as `appendEvents` queues them (src/store/notify/events-append.ts).
+ */
+const pgFanOut = (lock: string) => `
+  with taken as (
+    delete from notify_event_batches where id in (select id from notify_event_batches order by id limit $1 ${lock}) returning events
+  ),
+  x as (select j.value as v from taken, json_array_elements(taken.events::json) as j(value)),
+  ev as (
+    insert into notify_events (id, type, version, user_id, data, created_at)
+    select v->>'id', v->>'type', (v->>'version')::int, v->>'userId', (v->'data')::text, (v->>'createdAt')::bigint from x
+    returning id, type, user_id, created_at
+  ),
+  dl as (
+    insert into webhook_deliveries (id, endpoint_id, event_id, status, attempts, retry_base, next_attempt_at, created_at, updated_at)
+    select s.endpoint_id || ':' || v.id, s.endpoint_id, v.id, 'pending', 0, 0, v.created_at, v.created_at, v.created_at
+    from ev v join webhook_subscriptions s on s.event_type = v.type or s.event_type = '*'
+    join webhook_endpoints e on e.id = s.endpoint_id
+    where e.disabled_at is null and (e.user_id is null or e.user_id = v.user_id)
+    -- An endpoint subscribed to the type and to * matches twice: one delivery.
+    on conflict (id) do nothing
+    returning 1
+  )
+  select (select count(*) from taken)::int as rows, (select count(*) from ev)::int as events`;
+const PG_FAN_OUT_WAIT = pgFanOut('for update');
+const PG_FAN_OUT_SKIP = pgFanOut('for update skip locked');
+
+async function move(db: Kysely<DB>, taken: { events: string }[]): Promise<{ rows: number; events: number }> {
   const all = taken.flatMap((r) => JSON.parse(r.events) as NotifyEvent[]);
-  for (let i = 0; i < all.length; i += EVENTS_PER_STATEMENT) await appendEvents(db, all.slice(i, i + EVENTS_PER_STATEMENT), postgres, true);
+  for (let i = 0; i < all.length; i += EVENTS_PER_STATEMENT) await appendEvents(db, all.slice(i, i + EVENTS_PER_STATEMENT), false, true);
   return { rows: taken.length, events: all.length };
 }
 
@@ -98,7 +133,7 @@ async function move(db: Kysely<DB>, taken: { events: string }[], postgres: boole
  */
 async function fanOutSqlite(db: Kysely<DB>): Promise<{ rows: number; events: number }> {
   const taken = await batches(db).selectFrom('notify_event_batches').select(['id', 'events']).orderBy('id').limit(ROWS_PER_ROUND).execute();
-  const r = await move(db, taken, false);
+  const r = await move(db, taken);
   if (taken.length) await batches(db).deleteFrom('notify_event_batches').where('id', 'in', taken.map((t) => t.id)).execute();
   return r;
 }
