@@ -87,41 +87,51 @@ export class ChatApproval {
 
   /**
    * Past its time and still waiting: expired (once: the conditional UPDATE
-   * picks one process to record the event), then the message says so. The
-   * edit is at least once: its message id stays stored until an edit
-   * succeeded, so a process that stopped in between leaves it to the next
-   * sweep; editing twice to the same text changes nothing.
+   * picks one process to record the event), then the message says so.
    */
   async expireIfDue(p: PendingLogin, now: number): Promise<void> {
     const a = p.approval;
-    if (!a) return;
-    if (a.state === 'waiting' && a.expiresAt <= now && (await this.deps.store.expireApproval(a.id, now))) {
-      await recordEvent({ events: this.deps.events }, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: 'expired' }, now);
-      this.deps.wakeups.publish(approvalTopic(a.id));
+    if (!a || a.state !== 'waiting' || a.expiresAt > now) return;
+    if (!(await this.deps.store.expireApproval(a.id, now))) return;
+    await recordEvent({ events: this.deps.events }, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: 'expired' }, now);
+    this.deps.wakeups.publish(approvalTopic(a.id));
+    a.state = 'expired';
+    await this.editExpired(a);
+  }
+
+  /**
+   * The edit is at least once: the message id stays stored until an edit
+   * succeeded, so one a process could not make (it stopped, the Bot API was
+   * down) is made by the next sweep; editing twice to the same text changes
+   * nothing.
+   */
+  private async editExpired(a: NonNullable<PendingLogin['approval']>): Promise<void> {
+    if (a.messageId === null || !this.deps.bot) return;
+    try {
+      await this.deps.bot.edit(a.chatId, a.messageId, outcomeText('expired'));
+    } catch (err) {
+      // Already edited (by a press's answer or another process): done; anything else waits for the next sweep.
+      if (!/message is not modified/.test((err as Error).message)) return this.deps.log?.warn({ err }, 'sign-in approval: editing the expired message failed');
     }
-    // Past its time the state can only be expired (a decision needs an unexpired request), whoever moved it.
-    if (a.expiresAt <= now && (a.state === 'waiting' || a.state === 'expired') && a.messageId !== null && this.deps.bot) {
-      try {
-        await this.deps.bot.edit(a.chatId, a.messageId, outcomeText('expired'));
-      } catch (err) {
-        // Already edited (by a press or another process): done; anything else is tried again by the next sweep.
-        if (!/message is not modified/.test((err as Error).message)) return this.deps.log?.warn({ err }, 'sign-in approval: editing the expired message failed');
-      }
-      await this.deps.store.approvalMessageEdited(a.id, a.messageId);
-      a.messageId = null;
-    }
+    await this.deps.store.approvalMessageEdited(a.id, a.messageId);
+    a.messageId = null;
   }
 
   /**
    * The notification worker's sweep (src/infra/notify-worker.ts): approvals
    * nobody pressed or looked at are marked expired and their message edited
    * within a sweep of their 2 minutes, not only when pressed. Safe in every
-   * process at once (see expireIfDue); how many it looked at.
+   * process at once: the expiry is recorded by one, the edit repeated
+   * harmlessly. How many it looked at.
    */
   async sweepExpired(now: number, limit = 100): Promise<number> {
     if (!this.deps.bot) return 0;
     const due = await this.deps.store.approvalsToClose(now, limit);
-    for (const p of due) await this.expireIfDue(p, now);
+    for (const p of due) {
+      if (p.approval?.state === 'waiting') await this.expireIfDue(p, now);
+      // Expired already, by a process that did not get its edit through.
+      else if (p.approval) await this.editExpired(p.approval);
+    }
     return due.length;
   }
 
