@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /**
  * Standard Webhooks signatures: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`
@@ -12,8 +12,19 @@ export function newWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
-function keyOf(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+/** Decoded keys by secret: the worker signs thousands of messages a second with a few endpoints' secrets. */
+const keys = new Map<string, KeyObject>();
+const KEYS_MAX = 1000;
+
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'));
+    // Rotated-away secrets drop out: the oldest entry goes first.
+    if (keys.size >= KEYS_MAX) keys.delete(keys.keys().next().value!);
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 export function sign(secret: string, id: string, timestampSeconds: number, body: string): string {

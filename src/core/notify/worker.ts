@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../ports.js';
 import { chatText, readBotAnswer, sendMessageRequest, type ChatChannelConfig } from './chat.js';
 import { oneTapButtons } from './one-tap.js';
-import { deliveryBody, newEvent, rfc3339 } from './events.js';
+import { deliveryBody, newEvent, rfc3339, type NotifyEvent } from './events.js';
 import type { AttemptOutcome, ClaimedDelivery, EventStore } from './ports.js';
 import { parseRetryAfter } from '../outbound.js';
 import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
@@ -115,7 +115,7 @@ export class DeliveryWorker {
     while (!this.stopped) {
       const want = Math.min(3 * concurrency - this.sending - this.ready.length, 4 * concurrency - this.held.size);
       // Claim in batches: one query per finished delivery would cost more than the deliveries.
-      if (want <= 0 || (this.held.size > 0 && want < concurrency / 2)) return;
+      if (want <= 0 || (this.held.size > 0 && want < concurrency)) return;
       const claimed = await this.deps.events.deliveries.claim(this.deps.clock.now(), want, this.leaseMs, this.owner);
       for (const c of claimed) this.held.add(c);
       this.ready.push(...claimed);
@@ -250,7 +250,7 @@ export class DeliveryWorker {
       // A person's own chat gets the alert's one-tap buttons (src/core/notify/one-tap.ts).
       return this.deps.chats.post(sendMessageRequest(this.deps.chat, endpoint.chatId ?? '', chatText(event), this.opts.timeoutMs, endpoint.userId ? oneTapButtons(event) : undefined));
     }
-    const body = deliveryBody(event);
+    const body = this.bodyOf(event);
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret && (endpoint.previousSecretExpiresAt ?? 0) > now) secrets.push(endpoint.previousSecret);
     return this.deps.webhooks.post({
@@ -264,6 +264,17 @@ export class DeliveryWorker {
       body,
       timeoutMs: this.opts.timeoutMs,
     });
+  }
+
+  /** One body per message, whichever endpoints it goes to (a claim hands their deliveries the same event object). */
+  private readonly bodies = new WeakMap<NotifyEvent, string>();
+  private bodyOf(event: NotifyEvent): string {
+    let body = this.bodies.get(event);
+    if (body === undefined) {
+      body = deliveryBody(event);
+      this.bodies.set(event, body);
+    }
+    return body;
   }
 
   /** Success, retry, dead letter, or disable the endpoint (Standard Webhooks' status semantics). */
