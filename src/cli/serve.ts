@@ -1,14 +1,9 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { systemClock } from '../core/ports.js';
-import { BOTFATHER, ensureBotFather } from '../core/bot/manage.js';
-import { KeyRing } from '../core/oauth/keys.js';
 import type { RunningGatehouse } from '../server.js';
-import { openStorageWhenReachable } from '../store/startup.js';
-import { ClusterLinks, processChannel } from '../infra/cluster-child.js';
+import type { SqlStorage } from '../store/index.js';
 import { WORKER_SLOT_ENV } from '../infra/cluster-protocol.js';
-import { startPrimary } from '../infra/cluster-primary.js';
 import type { ServedUrls } from '../infra/ready-line.js';
 import { clusterLogger, listenFailure, logFormatFor, packageVersion, serveLogger, startBanner } from './terminal.js';
 
@@ -38,7 +33,22 @@ function banner(config: Config, urls: ServedUrls, metricsUrl: string | undefined
 
 /** BotFather is a user the bot role makes for itself, not a person who can sign in. */
 async function hasUser(gh: { console: RunningGatehouse['gh']['console'] }): Promise<boolean> {
+  const { BOTFATHER } = await import('../core/bot/manage.js');
   return (await gh.console.listUsers({ limit: 2, offset: 0 })).some((u) => u.username !== BOTFATHER);
+}
+
+/**
+ * What every worker would otherwise race to create on a fresh database, made
+ * once by slot 1 of GATEHOUSE_WORKERS before the other slots open it: the
+ * migrations (applied by the open), the signing key, BotFather.
+ */
+async function prepareDatabase(config: Config, storage: SqlStorage): Promise<boolean> {
+  const [{ systemClock }, { KeyRing }, { ensureBotFather }] = await Promise.all([
+    import('../core/ports.js'), import('../core/oauth/keys.js'), import('../core/bot/manage.js'),
+  ]);
+  await new KeyRing(storage.keys, systemClock).init();
+  if (config.roles.has('bot')) await ensureBotFather(storage.bot, storage.users, systemClock);
+  return hasUser(storage);
 }
 
 /** One process serving everything (GATEHOUSE_WORKERS=1, the default). */
@@ -59,27 +69,17 @@ async function serveAlone(config: Config, format: Format): Promise<void> {
 }
 
 /**
- * The primary of GATEHOUSE_WORKERS above 1: migrates, makes what every
- * worker would otherwise race to create on a fresh database (the signing
- * keys, BotFather), forks the workers and relays between them
- * (src/infra/cluster-primary.ts). It serves no request itself.
+ * The primary of GATEHOUSE_WORKERS above 1: forks the workers and relays
+ * between them (src/infra/cluster-primary.ts). It serves no request and
+ * opens no database itself (slot 1 prepares it), so it loads little.
  */
 async function servePrimary(config: Config, format: Format): Promise<void> {
   const logger = clusterLogger(config, format, 0);
-  let someone = true;
-  const running = await startPrimary(config, logger, async () => {
-    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey });
-    try {
-      await new KeyRing(storage.keys, systemClock).init();
-      if (config.roles.has('bot')) await ensureBotFather(storage.bot, storage.users, systemClock);
-      someone = await hasUser(storage);
-    } finally {
-      await storage.close();
-    }
-  });
+  const { startPrimary } = await import('../infra/cluster-primary.js');
+  const running = await startPrimary(config, logger);
   if (format === 'text') {
     const metricsUrl = config.metricsPort === undefined ? undefined : `http://${config.host}:${config.metricsPort}`;
-    banner(config, running.urls, metricsUrl, someone);
+    banner(config, running.urls, metricsUrl, running.someone);
   }
   onSignals(logger, () => running.stop());
 }
@@ -89,14 +89,18 @@ async function serveWorker(config: Config, format: Format): Promise<void> {
   const slot = Number(process.env[WORKER_SLOT_ENV] ?? '1');
   const logger = clusterLogger(config, format, slot);
   const roles = new Set([...config.roles].filter((r) => r !== 'worker' || slot === 1));
+  const [{ ClusterLinks }, { startGatehouse }, { openStorageWhenReachable }] = await Promise.all([
+    import('../infra/cluster-child.js'), import('../server.js'), import('../store/startup.js'),
+  ]);
   const links = new ClusterLinks();
-  const { startGatehouse } = await import('../server.js');
   let running: RunningGatehouse;
   try {
-    // The primary applied the migrations and checked the key before forking.
-    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey, migrate: false });
+    // Slot 1 applies the migrations and makes the key; the others open the database once it has.
+    if (slot !== 1) await links.prepared();
+    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey, migrate: slot === 1 });
+    if (slot === 1) links.announcePrepared(await prepareDatabase(config, storage));
     running = await startGatehouse(Object.freeze({ ...config, roles }), {
-      logger, storage, worker: { slot, links, ready: (urls) => processChannel.send({ gh: 'ready', ...urls }) },
+      logger, storage, worker: { slot, links, ready: (urls) => links.ready(urls) },
     });
   } catch (e) {
     // Nothing else would end this process: the channel to the primary holds it open.

@@ -4,6 +4,7 @@ import type { FloodGate } from '../core/bot/flood.js';
 import type { EventStore } from '../core/notify/ports.js';
 import type { ProcessLinks } from '../gatehouse.js';
 import { isClusterMessage, type ToPrimary, type ToWorker } from './cluster-protocol.js';
+import type { ServedUrls } from './ready-line.js';
 
 /** The IPC channel to the primary (process.send / process.on('message') in a cluster worker). */
 export interface PrimaryChannel {
@@ -110,6 +111,7 @@ export class ClusterLinks {
   private readonly leases = new Requests<boolean>();
   private readonly outboxListeners = new Set<() => void>();
   private outboxQueued = false;
+  private preparedWaiters: (() => void)[] = [];
 
   constructor(private readonly channel: PrimaryChannel = processChannel) {
     this.wakeups = new ClusterWakeups(channel);
@@ -117,6 +119,7 @@ export class ClusterLinks {
       if (m.gh === 'flood') this.floods.answer(m.id, m.wait);
       else if (m.gh === 'lease') this.leases.answer(m.id, m.ok);
       else if (m.gh === 'outbox') for (const l of [...this.outboxListeners]) l();
+      else if (m.gh === 'prepared') for (const resolve of this.preparedWaiters.splice(0)) resolve();
       else this.wakeups.received(m);
     });
   }
@@ -129,6 +132,24 @@ export class ClusterLinks {
   readonly lease: DeliveryLease = {
     acquire: (botId, ms) => this.leases.ask((id) => this.channel.send({ gh: 'lease', id, botId, ms })),
   };
+
+  /** Slot 1: the database is migrated, the signing key and BotFather made; the other slots may open it. */
+  announcePrepared(someone: boolean): void {
+    this.channel.send({ gh: 'prepared', someone });
+  }
+
+  /** The other slots: resolves once slot 1 prepared the database (at once when it did before this worker started). */
+  prepared(): Promise<void> {
+    return new Promise((resolve) => {
+      this.preparedWaiters.push(resolve);
+      this.channel.send({ gh: 'await-prepared' });
+    });
+  }
+
+  /** This worker serves: the URLs its listeners got. */
+  ready(urls: ServedUrls): void {
+    this.channel.send({ gh: 'ready', ...urls });
+  }
 
   /** What createBotInterface takes: with Redis, its wake-ups and leases win (they reach other hosts too). */
   forBots(): ProcessLinks {
@@ -172,5 +193,6 @@ export class ClusterLinks {
   close(): void {
     this.floods.drain(0);
     this.leases.drain(false);
+    for (const resolve of this.preparedWaiters.splice(0)) resolve();
   }
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
 import { FloodControl } from '../core/bot/flood.js';
 import { isClusterMessage, WORKER_SLOT_ENV, type ToPrimary, type ToWorker } from './cluster-protocol.js';
-import { clusterMetricsSource, startMetricsListener, type MetricsListener } from './metrics.js';
+import type { MetricsListener } from './metrics.js';
 import { logReady, type ServedUrls } from './ready-line.js';
 
 /** A worker that lived this long before dying restarts at once; faster deaths back off. */
@@ -70,6 +70,8 @@ export class ClusterHub {
         return;
       }
       case 'ready':
+      case 'prepared':
+      case 'await-prepared':
         return;
     }
   }
@@ -95,25 +97,28 @@ function send(w: Worker, m: ToWorker): void {
 export interface RunningPrimary {
   /** The URLs the workers serve (the same for all: they share the listening sockets). */
   urls: ServedUrls;
+  /** Whether a person's account exists (slot 1 looked while preparing the database), for the start banner. */
+  someone: boolean;
   /** SIGTERM to every worker, waits until all have exited (killed after a grace period). */
   stop(): Promise<void>;
 }
 
 /**
  * `serve` with GATEHOUSE_WORKERS above 1: this process serves nothing
- * itself. `prepare` runs first (the migrations: exactly one process applies
- * them, before any worker opens the database), then N workers are forked
- * (node:cluster: they share the three listening sockets and the primary
- * hands out connections in turn). A worker that dies is started again, at
- * once when it had run a while, else with a doubling backoff. Resolves once
- * every worker serves; rejects, stopping the others, when one dies first.
+ * itself and opens no database (it loads little: it stays small). N workers
+ * are forked (node:cluster: they share the three listening sockets and the
+ * primary hands out connections in turn); slot 1 prepares the database
+ * (the migrations, the signing key, BotFather: exactly one process makes
+ * them) while the others load their code, and they open the database only
+ * once it says so. A worker that dies is started again, at once when it had
+ * run a while, else with a doubling backoff. Resolves once every worker
+ * serves; rejects, stopping the others, when one dies first.
  */
-export async function startPrimary(config: Config, logger: Logger, prepare: () => Promise<void>): Promise<RunningPrimary> {
+export async function startPrimary(config: Config, logger: Logger): Promise<RunningPrimary> {
   // A memory database is one process's own: the workers would each have an empty one.
   if (config.databaseUrl === 'sqlite::memory:') {
     throw new ConfigError(`GATEHOUSE_WORKERS=${config.workers} needs a database every process shares: sqlite::memory: is private to one process (use sqlite:PATH or postgres://…)`);
   }
-  await prepare();
   const slots: Slot[] = Array.from({ length: config.workers }, (_, i) => ({ slot: i + 1, worker: undefined, startedAt: 0, failures: 0, restart: undefined, urls: undefined }));
   // The notification worker role runs in slot 1 only (one per deployment by default).
   const hub = new ClusterHub(config, () => slots[0]!.worker);
@@ -122,6 +127,8 @@ export async function startPrimary(config: Config, logger: Logger, prepare: () =
   let settle!: { resolve: () => void; reject: (e: Error) => void };
   const started = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
   const exits = new Set<Promise<void>>();
+  let prepared: { someone: boolean } | undefined;
+  const awaitingPrepared = new Set<Worker>();
 
   const fork = (s: Slot) => {
     s.restart = undefined;
@@ -132,7 +139,14 @@ export async function startPrimary(config: Config, logger: Logger, prepare: () =
     w.on('message', (m: unknown) => {
       if (!isClusterMessage(m)) return;
       const msg = m as ToPrimary;
-      if (msg.gh === 'ready') {
+      if (msg.gh === 'prepared' && !prepared) {
+        prepared = { someone: msg.someone };
+        for (const other of awaitingPrepared) send(other, { gh: 'prepared' });
+        awaitingPrepared.clear();
+      } else if (msg.gh === 'await-prepared') {
+        if (prepared) send(w, { gh: 'prepared' });
+        else awaitingPrepared.add(w);
+      } else if (msg.gh === 'ready') {
         s.urls = { authUrl: msg.authUrl, apiUrl: msg.apiUrl, botUrl: msg.botUrl };
         if (allReady) logger.info({ slot: s.slot, worker_pid: w.process.pid }, `worker ${s.slot} serving again`);
         else if (slots.every((x) => x.urls)) {
@@ -144,6 +158,7 @@ export async function startPrimary(config: Config, logger: Logger, prepare: () =
     });
     const exited = new Promise<void>((resolve) => w.once('exit', (code, signal) => {
       hub.forget(w);
+      awaitingPrepared.delete(w);
       if (s.worker === w) s.worker = undefined;
       resolve();
       if (stopping) return;
@@ -183,6 +198,8 @@ export async function startPrimary(config: Config, logger: Logger, prepare: () =
   let metrics: MetricsListener | undefined;
   if (config.metricsPort !== undefined) {
     try {
+      // prom-client is loaded only when metrics are served.
+      const { clusterMetricsSource, startMetricsListener } = await import('./metrics.js');
       metrics = await startMetricsListener(config.host, config.metricsPort, clusterMetricsSource());
     } catch (e) {
       await stop();
@@ -193,6 +210,7 @@ export async function startPrimary(config: Config, logger: Logger, prepare: () =
   logReady(logger, config, urls, { workers: config.workers, pids: slots.map((s) => s.worker?.process.pid) });
   return {
     urls,
+    someone: prepared?.someone ?? true,
     async stop() {
       await stop();
       await metrics?.close();

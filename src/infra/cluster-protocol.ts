@@ -19,7 +19,11 @@ export type ToPrimary =
   /** Events were committed here: the worker running the notification role should look at once. */
   | { gh: 'outbox' }
   /** Listening and serving; the URLs the listeners got (port 0 resolved). */
-  | { gh: 'ready'; authUrl: string; apiUrl: string | undefined; botUrl: string | undefined };
+  | { gh: 'ready'; authUrl: string; apiUrl: string | undefined; botUrl: string | undefined }
+  /** Slot 1 migrated the database and made the signing key and BotFather; `someone`: a person's account exists. */
+  | { gh: 'prepared'; someone: boolean }
+  /** Another slot asks to be told (answered `prepared`) once the database is prepared. */
+  | { gh: 'await-prepared' };
 
 /** Primary → worker. */
 export type ToWorker =
@@ -27,7 +31,8 @@ export type ToWorker =
   | { gh: 'ack'; id: number }
   | { gh: 'flood'; id: number; wait: number }
   | { gh: 'lease'; id: number; ok: boolean }
-  | { gh: 'outbox' };
+  | { gh: 'outbox' }
+  | { gh: 'prepared' };
 
 /** Set by the primary in a worker's environment: its slot (1…N). Slot 1 runs the notification worker role. */
 export const WORKER_SLOT_ENV = 'GATEHOUSE_WORKER_SLOT';
