@@ -2,7 +2,6 @@ import { CompiledQuery, type Kysely, type Migration } from 'kysely';
 import type { NotifyEvent } from '../../core/notify/events.js';
 import type { DB } from '../schema.js';
 import type { TxScope } from '../transaction.js';
-import { appendEvents } from './events-append.js';
 
 /**
  * Events appended outside a transaction (token.issued on the
@@ -54,8 +53,6 @@ export const writeBatch = (db: Kysely<DB>, id: string, events: NotifyEvent[]): P
 
 /** Rows taken per round: a few thousand events at most (a batch holds up to 500). */
 const ROWS_PER_ROUND = 8;
-/** Events per INSERT: 6 parameters each, well below both databases' limits. */
-const EVENTS_PER_STATEMENT = 500;
 
 /**
  * Moves pending batches into `notify_events` and `webhook_deliveries`
@@ -117,23 +114,39 @@ const pgFanOut = (lock: string) => `
 const PG_FAN_OUT_WAIT = pgFanOut('for update');
 const PG_FAN_OUT_SKIP = pgFanOut('for update skip locked');
 
-async function move(db: Kysely<DB>, taken: { events: string }[]): Promise<{ rows: number; events: number }> {
-  const all = taken.flatMap((r) => JSON.parse(r.events) as NotifyEvent[]);
-  for (let i = 0; i < all.length; i += EVENTS_PER_STATEMENT) await appendEvents(db, all.slice(i, i + EVENTS_PER_STATEMENT), false, true);
-  return { rows: taken.length, events: all.length };
-}
+/** The events of the batch rows named by `$1` (a JSON array of ids), one row each. */
+const SQLITE_BATCH_EVENTS = 'notify_event_batches b, json_each(b.events) j where b.id in (select value from json_each(?))';
+/** SQLite renders `data` back as compact JSON, keys in their order: what JSON.stringify wrote. */
+const SQLITE_INSERT_EVENTS = `
+  insert into notify_events (id, type, version, user_id, data, created_at)
+  select j.value ->> '$.id', j.value ->> '$.type', j.value ->> '$.version', j.value ->> '$.userId', j.value -> '$.data', j.value ->> '$.createdAt'
+  from ${SQLITE_BATCH_EVENTS}
+  on conflict (id) do nothing`;
+const SQLITE_INSERT_DELIVERIES = `
+  insert into webhook_deliveries (id, endpoint_id, event_id, status, attempts, retry_base, next_attempt_at, created_at, updated_at)
+  select s.endpoint_id || ':' || v.id, s.endpoint_id, v.id, 'pending', 0, 0, v.created_at, v.created_at, v.created_at
+  from notify_events v join webhook_subscriptions s on s.event_type = v.type or s.event_type = '*'
+  join webhook_endpoints e on e.id = s.endpoint_id
+  where v.id in (select j.value ->> '$.id' from ${SQLITE_BATCH_EVENTS})
+    and e.disabled_at is null and (e.user_id is null or e.user_id = v.user_id)
+  on conflict (id) do nothing`;
 
 /**
- * SQLite: no transaction around the three steps, each one statement that
- * holds the write lock only while it runs (better-sqlite3 is synchronous: a
+ * SQLite: no transaction around the steps, each one statement that holds
+ * the write lock only while it runs (better-sqlite3 is synchronous: a
  * transaction held across awaits would stall another connection of the same
  * process for the whole busy timeout). The inserts skip rows already there,
  * so a row fanned out by two connections at once, or again after a crash
- * before its delete, yields each event and delivery once.
+ * before its delete, yields each event and delivery once. The events are
+ * expanded from the rows' JSON by the database (json_each): neither read
+ * into JavaScript nor bound as thousands of parameters.
  */
 async function fanOutSqlite(db: Kysely<DB>): Promise<{ rows: number; events: number }> {
-  const taken = await batches(db).selectFrom('notify_event_batches').select(['id', 'events']).orderBy('id').limit(ROWS_PER_ROUND).execute();
-  const r = await move(db, taken);
-  if (taken.length) await batches(db).deleteFrom('notify_event_batches').where('id', 'in', taken.map((t) => t.id)).execute();
-  return r;
+  const taken = (await batches(db).selectFrom('notify_event_batches').select('id').orderBy('id').limit(ROWS_PER_ROUND).execute()).map((t) => t.id);
+  if (taken.length === 0) return { rows: 0, events: 0 };
+  const ids = JSON.stringify(taken);
+  const inserted = await db.executeQuery(CompiledQuery.raw(SQLITE_INSERT_EVENTS, [ids]));
+  await db.executeQuery(CompiledQuery.raw(SQLITE_INSERT_DELIVERIES, [ids]));
+  await db.executeQuery(CompiledQuery.raw('delete from notify_event_batches where id in (select value from json_each(?))', [ids]));
+  return { rows: taken.length, events: Number(inserted.numAffectedRows ?? 0) };
 }
