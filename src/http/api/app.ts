@@ -10,7 +10,7 @@ import { apiResourceMetadata } from './resource-metadata.js';
 import { clientCertificateReader, httpsOptions } from '../tls.js';
 import { BEARER_CORS, readiness } from '../common.js';
 import { bearerAnswer, handlerFor } from '../errors.js';
-import { PARAMS, formBody, limitJsonDepth, validateWithZod } from '../input.js';
+import { PARAMS, formBody, limitJsonDepth, validateWithZod, zodSchemaController } from '../input.js';
 import { instrumentHttp } from '../metrics.js';
 
 const REALM = 'gatehouse';
@@ -25,6 +25,8 @@ export async function buildApiServer(gh: Gatehouse, verifier: AccessTokenVerifie
     ...httpsOptions(gh.config),
     // The listener bound before the services were built (src/http/listener.ts).
     ...(serverFactory ? { serverFactory } : {}),
+    // Routes are checked with zod (validateWithZod below): Fastify's JSON-schema compilers load only if ever needed.
+    schemaController: zodSchemaController,
     bodyLimit: 16 * 1024,
     // A path the router cannot decode (`/user/%ZZ`): RFC 6750 §3.1 invalid_request, not fastify's own body.
     frameworkErrors: (_err, _req, reply) => {

@@ -20,7 +20,7 @@ import { deviceAuthorizationRoute, devicePages } from './device-routes.js';
 import { cibaRoutes } from './ciba-routes.js';
 import { consolePages } from '../console/index.js';
 import { httpsOptions } from '../tls.js';
-import { limitJsonDepth, validateWithZod } from '../input.js';
+import { limitJsonDepth, validateWithZod, zodSchemaController } from '../input.js';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
 import { instrumentHttp } from '../metrics.js';
 
@@ -34,6 +34,8 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
     ...httpsOptions(gh.config),
     // The listener bound before the services were built (src/http/listener.ts).
     ...(serverFactory ? { serverFactory } : {}),
+    // Routes are checked with zod (validateWithZod below): Fastify's JSON-schema compilers load only if ever needed.
+    schemaController: zodSchemaController,
     bodyLimit: 64 * 1024,
     // A path the router cannot decode (`/%ZZ`) or an over-long path parameter: an RFC-shaped 400, not fastify's own body.
     frameworkErrors: (_err, _req, reply) => {
