@@ -75,10 +75,26 @@ export function isStaleStatement(e: unknown): boolean {
   return code === '0A000' && /cached plan must not change result type/.test((e as Error).message);
 }
 
+/** pg's client in pipeline mode sends a query without waiting for the answer to the one before. */
+type PipelinedClient = pg.PoolClient & { pipeline: boolean; connection: { stream: { cork(): void; uncork(): void } } };
+
 class PgConnection implements DatabaseConnection {
+  /** BEGIN not sent yet: it goes out with the transaction's first statement, in the same write. */
+  private pendingBegin: string | undefined;
+
   constructor(readonly client: pg.PoolClient, private readonly names: StatementNames) {}
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  /** `undefined`: a new checkout, nothing pending from the last one. */
+  deferBegin(text: string | undefined): void {
+    this.pendingBegin = text;
+  }
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.pendingBegin !== undefined) return this.beginWith<R>(query);
+    return this.run<R>(query);
+  }
+
+  private async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const values = query.parameters as unknown[];
     const name = this.names.nameOf(query.sql, values.length);
     let r: pg.QueryResult;
@@ -89,6 +105,35 @@ class PgConnection implements DatabaseConnection {
       throw e;
     }
     return { rows: (r.rows ?? []) as R[], numAffectedRows: COUNTED.has(r.command) ? BigInt(r.rowCount ?? 0) : undefined };
+  }
+
+  /**
+   * BEGIN and the first statement in one round trip instead of two. BEGIN
+   * fails only with its connection, which the statement then shares: the
+   * statement never runs outside the transaction. The client leaves pipeline
+   * mode once both are answered; nothing else uses it meanwhile (the
+   * transaction waits for this statement).
+   */
+  private async beginWith<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const begin = this.pendingBegin!;
+    this.pendingBegin = undefined;
+    const client = this.client as PipelinedClient;
+    const stream = client.connection.stream;
+    client.pipeline = true;
+    let opened: Promise<unknown>;
+    let first: Promise<QueryResult<R>>;
+    stream.cork();
+    try {
+      opened = client.query(begin);
+      first = this.run<R>(query);
+    } finally {
+      stream.uncork();
+    }
+    const [b, f] = await Promise.allSettled([opened, first]);
+    client.pipeline = false;
+    if (b.status === 'rejected') throw b.reason;
+    if (f.status === 'rejected') throw f.reason;
+    return f.value;
   }
 
   /** No store streams rows; the interface requires the method. */
@@ -119,15 +164,17 @@ export class PgDriver implements Driver {
       connection = new PgConnection(client, this.names);
       this.connections.set(client, connection);
     }
+    connection.deferBegin(undefined);
     return connection;
   }
 
+  /** Sent with the first statement (PgConnection.beginWith), or alone by a COMMIT or ROLLBACK that comes first. */
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     let text = 'begin';
     if (settings.isolationLevel || settings.accessMode) {
       text = `start transaction${settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : ''}${settings.accessMode ? ` ${settings.accessMode}` : ''}`;
     }
-    await connection.executeQuery(CompiledQuery.raw(text));
+    (connection as PgConnection).deferBegin(text);
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {

@@ -113,7 +113,9 @@ class GuardedDriver implements Driver {
     const c = connection as GuardedConnection;
     c.inTransaction = true;
     c.committing = false;
-    await this.inner.beginTransaction(c, settings);
+    // The driver only notes BEGIN here; it is sent with the first statement, through this
+    // connection's guard (src/store/pg-driver.ts), so the driver is given its own connection.
+    await this.inner.beginTransaction(c.inner, settings);
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {

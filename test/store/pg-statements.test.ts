@@ -56,7 +56,7 @@ describe('prepared statement names', () => {
 
 const skip = (await postgresAvailable()) ? false : 'PostgreSQL not reachable';
 
-/** Named statements against a real server: a schema change under them, a lost statement, a terminated backend. */
+/** The driver against a real server: a schema change under named statements, a lost statement, a terminated backend, BEGIN sent with the first statement. */
 describe('prepared statements on PostgreSQL', { skip }, () => {
   const url = freshDatabaseUrl('postgres');
   const schema = new URL(url).searchParams.get('schema')!;
@@ -116,6 +116,33 @@ describe('prepared statements on PostgreSQL', { skip }, () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const rows = await readOnEveryConnection();
     assert.equal(rows.length, 30);
+  });
+
+  it('BEGIN goes out with the first statement: that statement is inside the transaction, and a failing one leaves the connection usable', async () => {
+    await assert.rejects(runTransaction(db, (trx) => ({ trx }), async ({ trx }) => {
+      await sql`insert into pgs_items (id, label) values ('tx', 'inside')`.execute(trx);
+      throw new Error('roll back');
+    }), /roll back/);
+    assert.equal(await table().selectFrom('pgs_items').select('id').where('id', '=', 'tx').executeTakeFirst(), undefined);
+    // The first statement fails (duplicate key): rolled back, and every pooled connection still answers.
+    for (let i = 0; i < 12; i++) {
+      await assert.rejects(runTransaction(db, (trx) => ({ trx }), async ({ trx }) => {
+        await sql`insert into pgs_items (id, label) values ('a', 'again')`.execute(trx);
+      }), /duplicate key/);
+    }
+    assert.equal((await readOnEveryConnection()).length, 30);
+    // A transaction with no statement at all: BEGIN and COMMIT alone.
+    assert.equal(await runTransaction(db, () => ({}), async () => 'empty'), 'empty');
+    // Two transactions on one row: the first statement's lock (FOR UPDATE) holds until COMMIT.
+    const order: string[] = [];
+    const hold = (who: string, ms: number) => runTransaction(db, (trx) => ({ trx }), async ({ trx }) => {
+      await sql`select id from pgs_items where id = 'a' for update`.execute(trx);
+      order.push(`${who} locked`);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      order.push(`${who} done`);
+    });
+    await Promise.all([hold('first', 150), new Promise((resolve) => setTimeout(resolve, 30)).then(() => hold('second', 0))]);
+    assert.deepEqual(order, ['first locked', 'first done', 'second locked', 'second done']);
   });
 
   it('statements dropped on the server (DEALLOCATE ALL, as a pooler would lose them): queries still answer', async () => {
