@@ -71,3 +71,35 @@ export async function completeInOneStatement(db: Kysely<DB>, outcomes: AttemptOu
   const ids = [...endpoints.keys()];
   await db.executeQuery(CompiledQuery.raw(PG_COMPLETE, [...cols, ids, ids.map((id) => endpoints.get(id)!.cleared), ids.map((id) => endpoints.get(id)!.failedAt), now]));
 }
+
+const SQLITE_CLEAR_ENDPOINTS = 'update webhook_endpoints set failing_since = null where id in (select value from json_each(?)) and failing_since is not null';
+const SQLITE_DELIVERED = `
+  update webhook_deliveries set status = 'delivered', attempts = attempts + 1, lease_until = null, lease_owner = null, last_status = ?, last_error = null,
+    updated_at = ?, delivered_at = ?
+  where id in (select value from json_each(?))`;
+const SQLITE_ATTEMPTS = `
+  insert into webhook_attempts (delivery_id, attempt, endpoint_id, event_id, started_at, duration_ms, status_code, error, response, ok)
+  select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9
+  from json_each(?) where true
+  on conflict (delivery_id, attempt) do nothing`;
+
+/**
+ * SQLite: a batch of successes only (the common case at volume), inside the
+ * caller's transaction, by statements written once whatever the batch size
+ * (the lists go as JSON): the same writes as the general path (endpoints
+ * cleared, deliveries delivered per status code, the attempts logged),
+ * without building and compiling them per batch.
+ */
+export async function completeDeliveredSqlite(trx: Kysely<DB>, outcomes: AttemptOutcome[], now: number): Promise<void> {
+  const run = (text: string, params: unknown[]) => trx.executeQuery(CompiledQuery.raw(text, params));
+  await run(SQLITE_CLEAR_ENDPOINTS, [JSON.stringify([...new Set(outcomes.map((o) => o.attempt.endpointId))].sort())]);
+  const byStatus = new Map<number | null, string[]>();
+  for (const { attempt: a } of outcomes) {
+    const ids = byStatus.get(a.statusCode) ?? [];
+    ids.push(deliveryId(a.endpointId, a.eventId));
+    byStatus.set(a.statusCode, ids);
+  }
+  for (const [status, ids] of byStatus) await run(SQLITE_DELIVERED, [status, now, now, JSON.stringify(ids.sort())]);
+  await run(SQLITE_ATTEMPTS, [JSON.stringify(outcomes.map(({ attempt: a }) => [deliveryId(a.endpointId, a.eventId), a.attempt, a.endpointId, a.eventId,
+    a.startedAt, a.durationMs, a.statusCode, a.error, a.response, a.ok ? 1 : 0]))]);
+}

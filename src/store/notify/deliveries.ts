@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryStatus, DeliveryStore, Attempt } from '../../core/notify/ports.js';
 import type { DB } from '../schema.js';
 import { claimDue } from './claim.js';
-import { completeInOneStatement } from './complete.js';
+import { completeDeliveredSqlite, completeInOneStatement } from './complete.js';
 import { deliveryId, toAttempt, toDelivery } from './codec.js';
 import { appendEvents } from './events-append.js';
 import { within, type TxScope } from '../transaction.js';
@@ -37,6 +37,9 @@ export class SqlDeliveryStore implements DeliveryStore {
   async completeMany(outcomes: AttemptOutcome[], now: number): Promise<void> {
     if (outcomes.length === 0) return;
     if (this.shared.postgres && !outcomes.some((o) => o.disable)) return completeInOneStatement(this.db, outcomes, now);
+    if (!this.shared.postgres && outcomes.every((o) => o.next.status === 'delivered' && o.endpointOk && !o.disable)) {
+      return within(this.db, this.scope, (trx) => completeDeliveredSqlite(trx, outcomes, now));
+    }
     const byId = <T extends { attempt: { endpointId: string; eventId: string } }>(x: T, y: T) =>
       deliveryId(x.attempt.endpointId, x.attempt.eventId) < deliveryId(y.attempt.endpointId, y.attempt.eventId) ? -1 : 1;
     // Endpoint rows first (in id order), then the deliveries, then the log: one lock
