@@ -9,7 +9,7 @@ import { isPostgres, run, statement } from './oauth/statements.js';
 import { InsertBatcher } from './oauth/insert-batcher.js';
 import { LookupCoalescer } from './oauth/lookup-coalescer.js';
 import { OneStep } from './oauth/rotation.js';
-import { ACCESS_COLUMNS, REFRESH_COLUMNS, accessRow, refreshRow, toAccess, toFamily, toRefresh } from './oauth/rows.js';
+import { ACCESS_COLUMNS, ACCESS_TYPES, REFRESH_COLUMNS, accessRow, refreshRow, toAccess, toFamily, toRefresh } from './oauth/rows.js';
 
 const Q = {
   createFamily: statement('INSERT INTO token_families (id, client_id, user_id, scope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -57,7 +57,7 @@ export class SqlTokenStore implements TokenStore {
     this.oneStep = new OneStep(db, this.postgres);
     if (!db.isTransaction) {
       this.shared = {
-        access: new InsertBatcher(db, this.postgres, 'access_tokens', ACCESS_COLUMNS),
+        access: new InsertBatcher(db, this.postgres, 'access_tokens', ACCESS_COLUMNS, ACCESS_TYPES),
         ...(this.postgres ? {
           lookups: {
             access: new LookupCoalescer<AccessTokensTable>(db, 'access_tokens', 'token_hash'),

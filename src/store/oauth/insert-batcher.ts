@@ -29,13 +29,21 @@ export class InsertBatcher {
   /** SQLite has one connection; on PostgreSQL the commit's wait for the disk dominates, so a few batches overlap. */
   private readonly maxInFlight: number;
 
+  /** PostgreSQL: one statement for any number of rows, the columns as arrays (unnest), so one text is prepared. */
+  private readonly unnest?: Statement;
+
+  /** `types`: each column's PostgreSQL type (`text`, `bigint`). */
   constructor(
     private readonly db: Kysely<DB>,
     private readonly postgres: boolean,
     private readonly table: string,
     private readonly columns: readonly string[],
+    types: readonly string[],
   ) {
     this.maxInFlight = postgres ? 4 : 1;
+    if (postgres) {
+      this.unnest = statement(`INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${types.map((t) => `?::${t}[]`).join(', ')})`);
+    }
   }
 
   insert(row: readonly unknown[]): Promise<void> {
@@ -59,14 +67,15 @@ export class InsertBatcher {
     let s = this.statements.get(rows);
     if (!s) {
       s = statement(`INSERT INTO ${this.table} (${this.columns.join(', ')}) VALUES ${valuesList(this.columns.length, rows)}`);
-      // Every size from 1 to MAX_ROWS at most: a bounded set of texts.
+      // SQLite: every size from 1 to MAX_ROWS at most, a bounded set of texts.
       this.statements.set(rows, s);
     }
     return s;
   }
 
   private async write(batch: Waiting[]): Promise<void> {
-    await run(this.db, this.postgres, this.statementFor(batch.length), batch.flatMap((w) => w.row));
+    if (this.unnest) await run(this.db, true, this.unnest, this.columns.map((_, i) => batch.map((w) => w.row[i])));
+    else await run(this.db, false, this.statementFor(batch.length), batch.flatMap((w) => w.row));
   }
 
   private async flush(): Promise<void> {

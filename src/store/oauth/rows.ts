@@ -11,6 +11,9 @@ export const ACCESS_COLUMNS = [
   'token_hash', 'jti', 'family_id', 'client_id', 'user_id', 'audience', 'act', 'scope', 'created_at', 'expires_at', 'revoked_at', 'cnf_x5t', 'cnf_jkt',
 ] as const;
 
+/** PostgreSQL types of ACCESS_COLUMNS, in order. */
+export const ACCESS_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint', 'text', 'text'] as const;
+
 export const toRefresh = (r: RefreshTokensTable): RefreshToken => ({
   tokenHash: r.token_hash, familyId: r.family_id, clientId: r.client_id, userId: r.user_id, scope: words(r.scope),
   createdAt: r.created_at, expiresAt: r.expires_at, rotatedAt: r.rotated_at, revokedAt: r.revoked_at,
