@@ -30,16 +30,20 @@ const ENDPOINT_COLUMNS = ['kind', 'url', 'chat_id', 'user_id', 'event_types', 'd
 /**
  * PostgreSQL: one round trip. The rows are locked as they are chosen and
  * rows another worker is claiming are skipped (`skip locked`); the lease is
- * set, and each row comes back with its event and endpoint (left joins: a
- * deleted one shows as null and the delivery is dead-lettered).
+ * set, and each row comes back with its event and endpoint (a deleted one
+ * shows as null and the delivery is dead-lettered). The update and the
+ * event's read go by primary key (`= any(array(…))`, lateral): joined to the
+ * CTE, the planner scanned the whole table for them, a cost that grew with
+ * the delivery log (43 ms a claim at 20,000 rows).
  */
-const PG_CLAIM = `
+export const PG_CLAIM = `
   with due as (${DUE('$2')} for update of d skip locked),
-  c as (update webhook_deliveries w set lease_until = $3, lease_owner = $4 from due where w.id = due.id returning w.*)
+  c as (update webhook_deliveries w set lease_until = $3, lease_owner = $4 where w.id = any(array(select id from due)) returning w.*)
   select c.*, v.id as ev_id, ${EVENT_COLUMNS}, e.id as ep_id, ${ENDPOINT_COLUMNS}
-  from c left join notify_events v on v.id = c.event_id left join webhook_endpoints e on e.id = c.endpoint_id`;
+  from c
+  left join lateral (select * from notify_events n where n.id = c.event_id) v on true
+  left join lateral (select * from webhook_endpoints x where x.id = c.endpoint_id) e on true`;
 
-/** SQLite: one UPDATE … RETURNING (atomic: the single writer), then the events and endpoints by a JSON list of ids. */
 /** better-sqlite3 binds `?` in order: the text with `$n` turned into `?`, and which parameter each one takes. */
 function sqlite(text: string): { text: string; order: number[] } {
   const order: number[] = [];

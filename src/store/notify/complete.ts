@@ -15,7 +15,7 @@ import { deliveryId } from './codec.js';
  * changes or may change: a success locks its endpoint only while that is
  * set, so completions at volume do not queue on the endpoint row.
  */
-const PG_COMPLETE = `
+export const PG_COMPLETE = `
   with o as (
     select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::int[], $7::int[], $8::text[], $9::text[], $10::int[], $11::text[], $12::bigint[])
       as o(id, endpoint_id, event_id, attempt, started_at, duration_ms, status_code, error, response, ok, next, next_at)
