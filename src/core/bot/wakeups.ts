@@ -13,6 +13,8 @@ export interface Wakeups {
   ready(): Promise<void>;
   /** True while wake-ups from other processes may be lost (Redis away): waiters then also re-read storage. */
   degraded?(): boolean;
+  /** While degraded, how often waiters re-read storage (default DEGRADED_POLL_MS). */
+  degradedPollMs?(): number;
   close(): Promise<void>;
 }
 
@@ -68,7 +70,7 @@ export class LocalWakeups implements Wakeups {
 }
 
 /** While wake-ups are degraded, a waiter returns this often so its caller reads storage again. */
-const DEGRADED_POLL_MS = 500;
+export const DEGRADED_POLL_MS = 500;
 
 /**
  * Local subscribers counted per topic, for wake-ups relayed from elsewhere
@@ -128,8 +130,9 @@ export class Waiter {
 
   /**
    * Resolves true when woken by a message, false on timeout or abort. While
-   * the wake-ups are degraded it also resolves true every half second, so
-   * the caller falls back to short polling of storage until they recover.
+   * the wake-ups are degraded it also resolves true every half second (or
+   * the wake-ups' own `degradedPollMs`), so the caller falls back to short
+   * polling of storage until they recover.
    */
   wait(ms: number, signal?: AbortSignal): Promise<boolean> {
     if (this.fired) {
@@ -146,8 +149,8 @@ export class Waiter {
         resolve(woken);
       };
       const onAbort = () => done(false);
-      const poll = ms > DEGRADED_POLL_MS && this.wakeups.degraded?.() === true;
-      const timer = poll ? setTimeout(() => done(true), DEGRADED_POLL_MS) : setTimeout(() => done(false), ms);
+      const every = this.wakeups.degraded?.() === true ? (this.wakeups.degradedPollMs?.() ?? DEGRADED_POLL_MS) : 0;
+      const timer = every > 0 && ms > every ? setTimeout(() => done(true), every) : setTimeout(() => done(false), ms);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.wake = () => done(true);
     });

@@ -53,6 +53,11 @@ export class PgWakeupRelay {
       .catch(retry);
   }
 
+  /** Listening now: wake-ups published through PostgreSQL reach this process. */
+  connected(): boolean {
+    return this.client !== undefined;
+  }
+
   /** False while the relay's own connection is down (the caller then wakes only this process). */
   publish(key: string, message: string): boolean {
     const c = this.client;

@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
-import { LocalWakeups, TopicCounts, type Wakeups } from '../../core/bot/wakeups.js';
+import { DEGRADED_POLL_MS, LocalWakeups, TopicCounts, type Wakeups } from '../../core/bot/wakeups.js';
 import type { PgWakeupRelay } from './pg-wakeups.js';
+
+/** While Redis is away and the PostgreSQL relay listens: how often waiters re-read storage. */
+const RELAYED_POLL_MS = 5000;
 
 /**
  * Wake-ups between processes over Redis pub/sub (GATEHOUSE_REDIS_URL): a
@@ -28,6 +31,16 @@ export class RedisWakeups implements Wakeups {
   /** Redis away: waiters also re-read storage every so often (Waiter), and publishing goes through the relay. */
   degraded(): boolean {
     return this.pub.status !== 'ready' || this.sub.status !== 'ready';
+  }
+
+  /**
+   * With the PostgreSQL relay listening, wake-ups (and the 409 rule) still
+   * arrive through it, so waiters re-read storage only for a publisher whose
+   * own relay is down too: every few seconds, not a read per waiter twice a
+   * second (a polling storm on the database that is still up).
+   */
+  degradedPollMs(): number {
+    return this.relay?.connected() ? RELAYED_POLL_MS : DEGRADED_POLL_MS;
   }
 
   publish(topic: string, message = ''): void {

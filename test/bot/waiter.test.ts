@@ -1,0 +1,66 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEGRADED_POLL_MS, LocalWakeups, Waiter } from '../../src/core/bot/wakeups.js';
+
+/** Wake-ups that say they are degraded (Redis away); `degradedPollMs` set per test (absent: the default). */
+class Degraded extends LocalWakeups {
+  degraded(): boolean {
+    return true;
+  }
+
+  degradedPollMs?(): number;
+}
+
+const timed = async (p: Promise<boolean>) => {
+  const start = performance.now();
+  const woken = await p;
+  return { woken, ms: performance.now() - start };
+};
+
+/**
+ * The long-poll waiter (src/core/bot/wakeups.ts): woken by a message, or at
+ * its timeout; while wake-ups are degraded it returns every so often so its
+ * caller re-reads storage, as often as the wake-ups ask (the PostgreSQL relay
+ * listening: seldom), never a read per waiter twice a second by default then.
+ */
+describe('Waiter', () => {
+  it('wakes on a message published after it subscribed, even before wait is called', async () => {
+    const w = new LocalWakeups();
+    const waiter = new Waiter(w, ['t']);
+    w.publish('t', 'x');
+    assert.equal((await timed(waiter.wait(5000))).woken, true);
+    waiter.close();
+  });
+
+  it('times out with false when nothing comes and wake-ups are healthy', async () => {
+    const waiter = new Waiter(new LocalWakeups(), ['t']);
+    const r = await timed(waiter.wait(120));
+    assert.equal(r.woken, false);
+    assert.ok(r.ms >= 100, `returned after ${r.ms} ms`);
+    waiter.close();
+  });
+
+  it('degraded: returns true at the wake-ups\' poll interval, or every DEGRADED_POLL_MS without one', async () => {
+    const relayed = new Degraded();
+    relayed.degradedPollMs = () => 60;
+    const fast = new Waiter(relayed, ['t']);
+    const r = await timed(fast.wait(5000));
+    assert.equal(r.woken, true);
+    assert.ok(r.ms >= 50 && r.ms < 1000, `re-read after ${r.ms} ms`);
+    fast.close();
+
+    const plain = new Waiter(new Degraded(), ['t']);
+    const d = await timed(plain.wait(5000));
+    assert.equal(d.woken, true);
+    assert.ok(d.ms >= DEGRADED_POLL_MS - 20 && d.ms < 3000, `re-read after ${d.ms} ms`);
+    plain.close();
+  });
+
+  it('degraded with an interval longer than the wait: times out with false', async () => {
+    const relayed = new Degraded();
+    relayed.degradedPollMs = () => 5000;
+    const waiter = new Waiter(relayed, ['t']);
+    assert.equal((await timed(waiter.wait(100))).woken, false);
+    waiter.close();
+  });
+});
