@@ -6,10 +6,11 @@ import { createBotInterface, createGatehouse, createResourceVerifier, type BotIn
 import { buildAuthServer } from './http/auth/app.js';
 import { buildApiServer } from './http/api/app.js';
 import { ensureChatPageClient } from './core/bot/chat-page-client.js';
-import { startNotifyWorker, type RunningNotifyWorker } from './infra/notify-worker.js';
+import type { RunningNotifyWorker } from './infra/notify-worker.js';
 import { bindListener, type Listener } from './http/listener.js';
 import { httpsOptions } from './http/tls.js';
-import { countWebhookBacklogWith, joinClusterMetrics, startMetricsListener, type MetricsListener } from './infra/metrics.js';
+import type { MetricsListener } from './infra/metrics.js';
+import { enableHttpMetrics } from './http/metrics.js';
 import type { ClusterLinks } from './infra/cluster-child.js';
 import { logReady, type ServedUrls } from './infra/ready-line.js';
 import { flushTraces, startTracing } from './infra/tracing.js';
@@ -108,6 +109,8 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
   const logger = opts.logger ?? pino({ level: configured.logLevel, base: undefined });
   // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (README, Traces); before the apps, so their hooks see it.
   await startTracing(process.env);
+  // Prometheus counters only when something serves them (GATEHOUSE_METRICS_PORT): prom-client is loaded, and each request counted, only then.
+  if (configured.metricsPort !== undefined) await enableHttpMetrics();
   const listeners = await bindListeners(configured);
   // The public URLs with the ports the listeners got: final before any service reads them.
   const config = withListeners(configured, { auth: listeners.auth?.port, api: listeners.api?.port, bot: listeners.bot?.port });
@@ -164,12 +167,14 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
   if (!config.adminToken) logger.info('admin HTTP API disabled: set GATEHOUSE_ADMIN_TOKEN to enable it');
 
   // Notifications (role `worker`): started after the listeners, so {bot_api_url} is known.
-  const notify = config.roles.has('worker') ? startNotifyWorker(worker ? woken(gh, worker.links) : gh, logger) : undefined;
+  // Loaded with the role only (it brings the delivery code and its metrics).
+  const notify = config.roles.has('worker') ? (await import('./infra/notify-worker.js')).startNotifyWorker(worker ? woken(gh, worker.links) : gh, logger) : undefined;
   const unreport = worker && !notify ? worker.links.reportOutbox(gh.storage.events) : undefined;
   let metrics: MetricsListener | undefined;
+  const { countWebhookBacklogWith, joinClusterMetrics, startMetricsListener } = config.metricsPort === undefined ? {} : await import('./infra/metrics.js');
   // A worker's metrics are served by its primary, summed over the workers (prom-client's AggregatorRegistry).
-  if (worker && config.metricsPort !== undefined) joinClusterMetrics();
-  if (config.metricsPort !== undefined && (!worker || notify)) {
+  if (worker && joinClusterMetrics) joinClusterMetrics();
+  if (countWebhookBacklogWith && startMetricsListener && config.metricsPort !== undefined && (!worker || notify)) {
     // Through the outbox port (endpoints are few); each endpoint's count is capped at the port's page of 1000.
     const { events } = gh.storage;
     countWebhookBacklogWith(async () => {
