@@ -34,6 +34,9 @@ export interface WorkerDeps {
   log?: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
 }
 
+/** Claims under way at once. */
+const MAX_CLAIMS = 2;
+
 export const defaultWorkerOptions: WorkerOptions = { concurrency: 64, timeoutMs: 15_000, sweepMs: 1000, leaseMs: 5000 };
 
 /**
@@ -51,7 +54,10 @@ export class DeliveryWorker {
   private readonly ready: ClaimedDelivery[] = [];
   /** Requests on the wire (at most `concurrency`). */
   private sending = 0;
-  private pumping: Promise<void> | undefined;
+  /** Claims under way, and how many deliveries they asked for. */
+  private readonly claims = new Set<Promise<void>>();
+  private asked = 0;
+  /** Work was signalled while two claims were under way: look again when one ends. */
   private again = false;
   private stopped = true;
   private sweep: ReturnType<typeof setInterval> | undefined;
@@ -88,40 +94,51 @@ export class DeliveryWorker {
     this.poke();
   }
 
-  /** Look for work now. */
+  /**
+   * Look for work now. Claims keep ahead of the sends: `concurrency` on the
+   * wire and up to twice as many more claimed and waiting, so a slot freed by
+   * an answer is filled at once rather than after a claim's round trip; two
+   * claims may be under way at once (on PostgreSQL each skips the rows the
+   * other is locking), so a backlog is not drained at the pace of one claim's
+   * round trip. What is claimed and not yet recorded stays bounded (and
+   * leased, and renewed).
+   */
   poke(): void {
     if (this.stopped) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = this.pump().catch((err) => this.deps.log?.warn({ err }, 'notification worker: claiming failed')).finally(() => {
-      this.pumping = undefined;
-      if (this.again) {
-        this.again = false;
-        this.poke();
+    const { concurrency } = this.opts;
+    for (;;) {
+      if (this.claims.size >= MAX_CLAIMS) {
+        this.again = true;
+        return;
       }
-    });
+      const want = Math.min(3 * concurrency - this.sending - this.ready.length, 4 * concurrency - this.held.size) - this.asked;
+      // Claim in batches: one query per finished delivery would cost more than the deliveries.
+      if (want <= 0 || ((this.held.size > 0 || this.asked > 0) && want < concurrency)) return;
+      this.asked += want;
+      let full = false;
+      const p: Promise<void> = this.claim(want).then((n) => {
+        full = n === want;
+      })
+        .catch((err) => this.deps.log?.warn({ err }, 'notification worker: claiming failed'))
+        .finally(() => {
+          this.asked -= want;
+          this.claims.delete(p);
+          // Look again when this claim found more than it could take, or when work was signalled meanwhile.
+          if (full || this.again) {
+            this.again = false;
+            this.poke();
+          }
+        });
+      this.claims.add(p);
+    }
   }
 
-  /**
-   * Claims keep ahead of the sends: `concurrency` on the wire and up to
-   * twice as many more claimed and waiting, so a slot freed by an answer is
-   * filled at once rather than after a claim's round trip. What is claimed
-   * and not yet recorded stays bounded (and leased, and renewed).
-   */
-  private async pump(): Promise<void> {
-    const { concurrency } = this.opts;
-    while (!this.stopped) {
-      const want = Math.min(3 * concurrency - this.sending - this.ready.length, 4 * concurrency - this.held.size);
-      // Claim in batches: one query per finished delivery would cost more than the deliveries.
-      if (want <= 0 || (this.held.size > 0 && want < concurrency)) return;
-      const claimed = await this.deps.events.deliveries.claim(this.deps.clock.now(), want, this.leaseMs, this.owner);
-      for (const c of claimed) this.held.add(c);
-      this.ready.push(...claimed);
-      this.startSends();
-      if (claimed.length < want) return;
-    }
+  private async claim(want: number): Promise<number> {
+    const claimed = await this.deps.events.deliveries.claim(this.deps.clock.now(), want, this.leaseMs, this.owner);
+    for (const c of claimed) this.held.add(c);
+    this.ready.push(...claimed);
+    this.startSends();
+    return claimed.length;
   }
 
   private startSends(): void {
@@ -157,7 +174,7 @@ export class DeliveryWorker {
     clearInterval(this.sweep);
     this.unsubscribe?.();
     // Renewal goes on until the attempts in flight are recorded.
-    await this.pumping;
+    while (this.claims.size) await Promise.all([...this.claims]);
     while (this.inFlight.size || this.ready.length) {
       this.startSends();
       await Promise.all([...this.inFlight]);
