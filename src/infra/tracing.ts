@@ -54,9 +54,10 @@ export function startServerSpan(name: string, headers: Record<string, unknown>, 
   return tracer.startSpan(name, { kind: otel.SpanKind.SERVER, attributes }, parent);
 }
 
-export function endSpan(span: Span | undefined, status: number, attributes: Record<string, string | number> = {}): void {
+export function endSpan(span: Span | undefined, status: number, attributes?: Record<string, string | number>): void {
   if (!span || !otel) return;
-  span.setAttributes({ 'http.response.status_code': status, ...attributes });
+  span.setAttribute('http.response.status_code', status);
+  if (attributes) span.setAttributes(attributes);
   // OpenTelemetry HTTP semantic conventions: a server span is an error for 5xx only.
   if (status >= 500) span.setStatus({ code: otel.SpanStatusCode.ERROR });
   span.end();
