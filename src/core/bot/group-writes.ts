@@ -88,18 +88,26 @@ const byChat = (a: PersonWrite, b: PersonWrite) => a.bot.id - b.bot.id || a.pers
 async function writeGroup(tx: BotStores, writes: PersonWrite[]): Promise<PersonWritten[]> {
   const order = writes.map((w, i) => ({ w, i })).sort((x, y) => byChat(x.w, y.w));
   const out: PersonWritten[] = new Array(writes.length);
-  const chats = new Map<string, ChatRecord>();
-  for (const { w, i } of order) {
-    const key = `${w.bot.id}:${w.person.id}`;
-    let chat = chats.get(key);
-    if (!chat) {
-      chat = await tx.chats.open(w.bot.id, w.person.id, w.userId, w.now);
-      chats.set(key, chat);
-    }
-    const stored = await tx.chats.addMessage({
+  // A chat's messages in the group, in arrival order (the sort is stable).
+  const perChat = new Map<string, { w: PersonWrite; i: number }[]>();
+  for (const o of order) {
+    const key = `${o.w.bot.id}:${o.w.person.id}`;
+    const list = perChat.get(key);
+    if (list) list.push(o);
+    else perChat.set(key, [o]);
+  }
+  for (const list of perChat.values()) {
+    const { w: first } = list[0]!;
+    const chat = await tx.chats.open(first.bot.id, first.person.id, first.userId, first.now);
+    const message = (w: PersonWrite) => ({
       botId: w.bot.id, chatId: w.person.id, fromBot: false, date: w.date, text: w.text, entities: w.entities, replyToMessageId: null,
-    }, w.now);
-    out[i] = { stored, chat };
+    });
+    // Several messages of one chat: one counter bump and one insert (on PostgreSQL one statement) instead of one each.
+    const stored = list.length === 1
+      ? [await tx.chats.addMessage(message(first), first.now)]
+      : (await tx.chats.addMessages(first.bot.id, first.person.id, list.map(({ w }) => message(w)), Math.max(...list.map(({ w }) => w.now))))?.messages;
+    if (!stored) throw new Error('chat or person missing right after the chat was opened');
+    list.forEach(({ i }, k) => (out[i] = { stored: stored[k]!, chat }));
   }
   // Bot rows last, in id order: one counter update per bot for all its updates in the group.
   const perBot = new Map<number, { w: PersonWrite; i: number }[]>();
