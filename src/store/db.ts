@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DB } from './schema.js';
 import { guardedClient, guardedDialect } from './pg-resilience.js';
 import { pgDialect } from './pg-driver.js';
@@ -22,12 +22,12 @@ export interface Database {
 }
 
 /** PostgreSQL returns bigint (int8) as a string; our times fit a JS number. */
-const pgTypes = {
+const pgTypesOf = (driver: typeof pg) => ({
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20 && format !== 'binary') return (v: string) => Number(v);
-    return pg.types.getTypeParser(oid, format);
+    return driver.types.getTypeParser(oid, format);
   },
-};
+});
 
 /** Distinct SQL texts kept prepared; queries with variable-length IN lists would otherwise grow it without end. */
 const STATEMENT_CACHE_MAX = 1000;
@@ -102,7 +102,10 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     const schema = u.searchParams.get('schema');
     u.searchParams.delete('schema');
     if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name: ${schema}`);
-    const Client = guardedClient(onConnectionError);
+    // Loaded here: its stream module loads undici at import (~14 MB, ~100 ms), which a SQLite server never needs.
+    const { default: driver } = await import('pg');
+    const pgTypes = pgTypesOf(driver);
+    const Client = guardedClient(driver, onConnectionError);
     if (schema) {
       const admin = new Client({ connectionString: u.toString(), ...PG_TIMEOUTS });
       await admin.connect();
@@ -117,7 +120,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
       }
     }
     const connect = (extra: pg.PoolConfig) => {
-      const pool = new pg.Pool({
+      const pool = new driver.Pool({
         connectionString: u.toString(),
         max: 10,
         types: pgTypes,

@@ -1,5 +1,5 @@
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { StorageUnavailableError } from '../core/unavailable.js';
 import { isStaleStatement } from './pg-driver.js';
 
@@ -166,10 +166,11 @@ export function guardedDialect(dialect: Dialect): Dialect {
  * by the server, 57P01, or a broken socket would otherwise end the process:
  * pg-pool listens only while a client is idle), and that closes itself when
  * a query timed out so the pool discards it instead of reusing a connection
- * with a reply still on its way.
+ * with a reply still on its way. `driver` is the loaded `pg` module (loaded
+ * only for a PostgreSQL URL: a SQLite server never pays for it).
  */
-export function guardedClient(onError: (err: Error) => void): typeof pg.Client {
-  return class GuardedClient extends pg.Client {
+export function guardedClient(driver: typeof pg, onError: (err: Error) => void): typeof pg.Client {
+  return class GuardedClient extends driver.Client {
     constructor(config?: string | pg.ClientConfig) {
       super(config);
       this.on('error', onError);

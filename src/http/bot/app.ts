@@ -12,7 +12,7 @@ import { sendBotError } from './envelope.js';
 import { readiness } from '../common.js';
 import { botAnswer, botDescription, botFrameworkRefusal, handlerFor } from '../errors.js';
 import { multipartFields } from './multipart.js';
-import { limitJsonDepth } from '../input.js';
+import { limitJsonDepth, zodSchemaController } from '../input.js';
 import { pageRoutes } from './page-routes.js';
 import { instrumentHttp } from '../metrics.js';
 
@@ -53,6 +53,8 @@ export async function buildBotServer(gh: Gatehouse, bots: BotApp, logger?: Fasti
       return sendBotError(reply, badRequest('malformed URL'));
     },
     clientErrorHandler: clientError,
+    // The chat client's routes are checked with zod (client-routes.ts): Fastify's JSON-schema compilers load only if ever needed.
+    schemaController: zodSchemaController,
   });
   await app.register(formbody);
   instrumentHttp(app, 'bot');
