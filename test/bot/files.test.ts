@@ -76,10 +76,16 @@ for (const { kind, skip } of await databaseKinds()) {
         sent.push(await ctx.replyWithPhoto(photo.file_id));
         sent.push(await ctx.replyWithDocument((sent[1] as Message.DocumentMessage).document.file_id));
       });
+      // The person may see a message (committed) a moment before the bot reads the answer to its call.
+      const answered = async (n: number) => {
+        for (let i = 0; i < 200 && sent.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(sent.length, n, `the bot has read the answers to its ${n} calls`);
+      };
       await new Promise<void>((resolve) => void bot.start({ onStart: () => resolve() }));
       try {
         const hello = await chat.send('snap_grammy_bot', '/photo');
         const [shown] = (await chat.replies('snap_grammy_bot', hello.message_id)) as Media[];
+        await answered(1);
         const photo = (sent[0] as Message.PhotoMessage).photo;
         assert.equal(photo.length, 1);
         assert.equal(photo[0]!.width, 64);
@@ -101,6 +107,7 @@ for (const { kind, skip } of await databaseKinds()) {
 
         const askDoc = await chat.send('snap_grammy_bot', '/doc');
         const [docShown] = (await chat.replies('snap_grammy_bot', askDoc.message_id)) as Media[];
+        await answered(2);
         const doc = (sent[1] as Message.DocumentMessage).document;
         assert.equal(doc.file_name, 'report.txt');
         assert.equal(doc.mime_type, 'text/plain');
@@ -114,6 +121,7 @@ for (const { kind, skip } of await databaseKinds()) {
         // By file_id: the same file, no new bytes.
         const again = await chat.send('snap_grammy_bot', '/again');
         await chat.replies('snap_grammy_bot', again.message_id, 2);
+        await answered(4);
         assert.deepEqual((sent[2] as Message.PhotoMessage).photo, photo);
         assert.deepEqual((sent[3] as Message.DocumentMessage).document, doc);
       } finally {
