@@ -107,15 +107,14 @@ export class Conversations {
    * the bot's update are stored in one transaction (shared with the messages
    * other people send at the same moment: group-writes.ts), then waiting long
    * polls and the webhook deliverer are woken. Accounts answered in-process
-   * (BotFather, no token) get no update: their caller answers them.
+   * (BotFather, no token) get no update: their caller answers them. `bot`
+   * is the one the caller found by username (read once per message).
    */
-  async personWrites(userId: string, botUsername: string, rawText: string): Promise<Written> {
-    const { storage, clock, wakeups } = this.deps;
+  async personWrites(userId: string, bot: BotRecord, rawText: string): Promise<Written> {
+    const { clock, wakeups } = this.deps;
     const text = rawText.trim();
     if (!text) throw badRequest('message text is empty');
     if (text.length > MAX_TEXT) throw badRequest('message is too long');
-    const bot = await storage.bots.findByUsername(botUsername);
-    if (!bot) throw badRequest('chat not found');
     const person = await this.person(userId);
     const now = clock.now();
     const entities = detectEntities(text);

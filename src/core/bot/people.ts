@@ -83,9 +83,9 @@ export class ChatClient {
 
   async send(userId: string, botUsername: string, text: unknown): Promise<Message.TextMessage> {
     if (typeof text !== 'string' || !text.trim()) throw invalidRequest('text is required');
-    await this.bot(botUsername);
+    const bot = await this.bot(botUsername);
     // A refusal (text too long, …) is a GatehouseError the chat client API answers as it is.
-    const written = await this.deps.conversations.personWrites(userId, botUsername, text);
+    const written = await this.deps.conversations.personWrites(userId, bot, text);
     if (written.bot.id === this.deps.botFather.account.id) await this.deps.botFather.answer(written);
     return written.message;
   }
