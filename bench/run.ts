@@ -31,7 +31,7 @@ const USAGE = `usage: npm run bench -- [options]
   --connections N   concurrent connections, pipelining 1 (default 50)
   --db KIND         sqlite | postgres | both (default both; postgres is skipped when unreachable)
   --only IDS        comma-separated subset of ${SCENARIO_IDS.join(',')}
-                    (fastify always runs: it is the reference; a Gatehouse row brings its peer row)
+                    (fastify and http always run: they are the references; a Gatehouse row brings its peer row)
   --runs N          repeat the whole measurement N times (default 1)
   --workers LIST    GATEHOUSE_WORKERS values to measure Gatehouse with, comma-separated (default 1;
                     e.g. 1,auto: each value is a Gatehouse column of its own, named workers=auto)
@@ -130,7 +130,8 @@ async function main(): Promise<void> {
     return;
   }
 
-  const wanted = (id: string) => id === 'fastify' || !opts.only || opts.only.has(id);
+  // bare node:http too: the speed issue's targets are ratios to it (bench/targets.ts).
+  const wanted = (id: string) => id === 'fastify' || id === 'http' || !opts.only || opts.only.has(id);
   // A Gatehouse row asked for brings the peer row it is compared with.
   const peerWanted = (id: string) => !opts.only || opts.only.has(id) ||
     [...opts.only].some((o) => ({ cc: 'peer-cc', 'cc-subscribed': 'peer-cc', 'cc-opaque': 'peer-cc-opaque', introspect: 'peer-introspect', 'introspect-opaque': 'peer-introspect', refresh: 'peer-refresh' } as Record<string, string>)[o] === id);
