@@ -22,63 +22,20 @@ export interface PersonWritten {
   update?: Update;
 }
 
-interface Waiting {
-  write: PersonWrite;
-  resolve(r: PersonWritten): void;
-  reject(err: unknown): void;
-}
-
-/** Writes per transaction: a bounded transaction and a bounded multi-row insert. */
-const MAX_GROUP = 200;
-
 /**
- * Group commit for people's messages. Each message needs the chat row (its
- * message counter) and the bot row (its update counter) inside one
- * transaction, and the bot row is the same for everyone writing to that bot:
- * on PostgreSQL its lock is held until the commit has reached the disk, so one
- * transaction per message would serialise every person behind one fsync each.
- * The messages that arrive while a group commits go into the next group, one
- * transaction for all, one update-id allocation per bot. Locks are taken in
- * one order (chats by bot and chat, then bots by id), so two groups in two
- * processes cannot deadlock. Each caller's promise settles once its own
- * message has committed: nothing is answered before it is stored. A group that
- * fails is retried message by message, so one write's error is its own.
+ * Group commit for people's messages (GroupCommits: each caller answered once
+ * its own message has committed; a failed group retried message by message).
+ * Each message needs the chat row (its message counter) and the bot row (its
+ * update counter) inside one transaction, and the bot row is the same for
+ * everyone writing to that bot: on PostgreSQL its lock is held until the
+ * commit has reached the disk, so one transaction per message would serialise
+ * every person behind one fsync each. A group is one transaction, one
+ * update-id allocation per bot. Locks are taken in one order (chats by bot and
+ * chat, then bots by id), so two groups in two processes cannot deadlock.
  */
-export class PersonWriteGroups {
-  private queue: Waiting[] = [];
-  private running = false;
-
-  constructor(private readonly storage: BotStorage) {}
-
-  write(w: PersonWrite): Promise<PersonWritten> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ write: w, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        // After this turn of the event loop: messages read in the same turn share one commit.
-        setImmediate(() => void this.drain());
-      }
-    });
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length) {
-      const group = this.queue.splice(0, MAX_GROUP);
-      try {
-        const results = await this.storage.transaction((tx) => writeGroup(tx, group.map((g) => g.write)));
-        group.forEach((g, i) => g.resolve(results[i]!));
-      } catch {
-        // Alone, each write meets its own fate (a deadlock or a dropped connection is retried once this way).
-        await Promise.all(group.map(async (g) => {
-          try {
-            g.resolve((await this.storage.transaction((tx) => writeGroup(tx, [g.write])))[0]!);
-          } catch (err) {
-            g.reject(err);
-          }
-        }));
-      }
-    }
-    this.running = false;
+export class PersonWriteGroups extends GroupCommits<PersonWrite, PersonWritten> {
+  constructor(storage: BotStorage) {
+    super((writes) => storage.transaction((tx) => writeGroup(tx, writes)));
   }
 }
 
