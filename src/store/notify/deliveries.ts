@@ -15,11 +15,19 @@ export class SqlDeliveryStore implements DeliveryStore {
     // Events group-committed as one row per batch get their deliveries here (src/store/notify/fanout.ts).
     const settle = () => this.shared.settle(this.db, this.scope, false);
     const claim = () => claimDue(this.db, this.shared.postgres, this.shared.secrets, now, limit, now + leaseMs, owner);
-    // The fan-out first, then the claim: a claim sees every event committed before it (the outbox
-    // conformance suite). Side by side on two connections, the claim missed what the fan-out was moving,
-    // and the worker, which does not repeat a short claim until woken, delivered it only at its sweep.
-    await settle();
-    const result = await claim();
+    let result: Awaited<ReturnType<typeof claim>>;
+    if (this.shared.postgres && !this.scope) {
+      // Side by side on two pooled connections: the claim takes what was queued before, and a fan-out that
+      // queued deliveries wakes the worker for the next claim. A round trip (and a commit) less per claim.
+      const [settled, claimed] = await Promise.allSettled([settle(), claim()]);
+      if (claimed.status === 'rejected') throw claimed.reason;
+      // The claimed deliveries are returned whatever the fan-out did (its next try reports a lasting failure).
+      if (settled.status === 'rejected' && claimed.value.claimed.length === 0) throw settled.reason;
+      result = claimed.value;
+    } else {
+      await settle();
+      result = await claim();
+    }
     const { claimed, orphans } = result;
     if (orphans.length) {
       await this.db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: 'event or endpoint deleted', lease_until: null, lease_owner: null, updated_at: now })
