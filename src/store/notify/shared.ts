@@ -107,11 +107,12 @@ export class NotifyShared {
    * queued deliveries. A reader passes `wait` so that it sees every event
    * committed before it; the worker's claim does not, and bounds its work.
    */
-  async settle(db: Kysely<DB>, scope: TxScope | undefined, reader: boolean): Promise<void> {
+  async settle(db: Kysely<DB>, scope: TxScope | undefined, reader: boolean): Promise<number> {
     const moved = await fanOut(db, scope, this.postgres, reader ? { wait: true, maxEvents: Infinity } : { wait: false, maxEvents: 2000 });
-    if (moved === 0) return;
+    if (moved === 0) return 0;
     if (scope) scope.afterCommit(this.appended);
     else this.appended();
+    return moved;
   }
 
   onAppended(listener: () => void): () => void {
