@@ -59,6 +59,14 @@ export class DeliveryWorker {
   private asked = 0;
   /** Work was signalled while two claims were under way: look again when one ends. */
   private again = false;
+  /**
+   * An event was committed (or the sweep came) while a claim was under way:
+   * that claim may have read before the commit, so look again when it ends
+   * (a claim begun since clears it). Only outside signals set it — a poke from
+   * a finished send or claim must not, or the worker would claim in a loop
+   * while sends are in flight.
+   */
+  private signalled = false;
   private stopped = true;
   private sweep: ReturnType<typeof setInterval> | undefined;
   private renewal: ReturnType<typeof setInterval> | undefined;
@@ -86,11 +94,17 @@ export class DeliveryWorker {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.unsubscribe = this.deps.events.onAppended(() => this.poke());
-    this.sweep = setInterval(() => this.poke(), this.opts.sweepMs);
+    this.unsubscribe = this.deps.events.onAppended(() => this.signal());
+    this.sweep = setInterval(() => this.signal(), this.opts.sweepMs);
     this.sweep.unref();
     this.renewal = setInterval(() => this.renew(), this.opts.leaseMs / 3);
     this.renewal.unref();
+    this.poke();
+  }
+
+  /** Work may have come from outside this worker's own course (a commit, the sweep). */
+  private signal(): void {
+    if (this.claims.size > 0) this.signalled = true;
     this.poke();
   }
 
@@ -115,6 +129,8 @@ export class DeliveryWorker {
       // Claim in batches: one query per finished delivery would cost more than the deliveries.
       if (want <= 0 || ((this.held.size > 0 || this.asked > 0) && want < concurrency)) return;
       this.asked += want;
+      // This claim reads after every signal so far.
+      this.signalled = false;
       let full = false;
       const p: Promise<void> = this.claim(want).then((n) => {
         full = n === want;
@@ -124,7 +140,7 @@ export class DeliveryWorker {
           this.asked -= want;
           this.claims.delete(p);
           // Look again when this claim found more than it could take, or when work was signalled meanwhile.
-          if (full || this.again) {
+          if (full || this.again || this.signalled) {
             this.again = false;
             this.poke();
           }
