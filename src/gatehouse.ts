@@ -150,7 +150,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     : undefined;
   const mfa = createMfa({
     store: sql.mfa, users: storage.users, hasher, clock, events: storage.events, limits: storage.rateLimits, issuerName: 'Gatehouse', authUrl: () => oauth.issuer,
-    bot: notifyBot, actions: chatActions, locks: consoleStore, log,
+    bot: notifyBot, actions: chatActions, locks: consoleStore, approvals: sql.approvals, log,
   });
   const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore, (id) => mfa.factors.required(id));
   const idTokens = new IdTokenIssuer(oauth, keys, clock);

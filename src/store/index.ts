@@ -27,8 +27,8 @@ import { SqlConsoleStore } from './console/index.js';
 import { sqlRegistrationStorage } from './oauth/registration.js';
 import type { RegistrationStorage } from '../core/oauth/registration-ports.js';
 import type { ConsoleStore } from '../core/console/ports.js';
-import type { MfaStore } from '../core/mfa/ports.js';
-import { SqlMfaStore } from './mfa/index.js';
+import type { ApprovalTransactions, MfaStore } from '../core/mfa/ports.js';
+import { SqlMfaStore, sqlApprovalTransactions } from './mfa/index.js';
 
 function storesOn(db: Kysely<DB>, notify: NotifyShared, secrets: SecretBox, scope?: TxScope): Stores {
   return {
@@ -61,6 +61,8 @@ export interface SqlStorage extends Storage {
   registration: RegistrationStorage;
   /** Second factors and sign-ins waiting for one (src/core/mfa). */
   mfa: MfaStore;
+  /** An approval's decision with its event, in one transaction. */
+  approvals: ApprovalTransactions;
 }
 
 export interface StorageOptions extends OpenOptions {
@@ -106,6 +108,7 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     console: new SqlConsoleStore(db),
     registration: sqlRegistrationStorage(db, notify, secrets),
     mfa: new SqlMfaStore(db, secrets),
+    approvals: sqlApprovalTransactions(db, notify, secrets),
     transaction: (fn) => runTransaction(db, (trx, scope) => storesOn(trx, notify, secrets, scope), fn),
     ready: () => ping(db),
     health: async () => ({ database: (await ping(db)) ? 'ok' : 'down' }),

@@ -4,7 +4,7 @@ import type { EventStore } from '../notify/ports.js';
 import { recordEvent } from '../notify/record.js';
 import { chatCallbackData, type ChatActionOutcome, type ChatActions, type ChatPress, type NotifyBotApi } from '../notify/actions.js';
 import type { Wakeups } from '../bot/wakeups.js';
-import type { MfaStore, PendingLogin } from './ports.js';
+import type { ApprovalTransactions, MfaStore, PendingLogin } from './ports.js';
 
 /** Requests expire after 2 minutes (issue 14): long enough to find the phone, short enough to be this sign-in. */
 export const APPROVAL_TTL_MS = 2 * 60_000;
@@ -22,8 +22,11 @@ export interface ApprovalDeps {
   bot: NotifyBotApi | undefined;
   /** Wakes the waiting page in this process (others re-read storage). */
   wakeups: Wakeups;
-  /** Locks the account after "Not me" (the admin console's lock: an administrator unlocks it). */
-  lock(userId: string, now: number): Promise<void>;
+  /**
+   * A decision, its event and the lock after "Not me" (the admin console's
+   * lock: an administrator unlocks it) are written in one transaction.
+   */
+  transactions: ApprovalTransactions;
   log?: { warn(obj: object, msg: string): void };
 }
 
@@ -92,8 +95,12 @@ export class ChatApproval {
   async expireIfDue(p: PendingLogin, now: number): Promise<void> {
     const a = p.approval;
     if (!a || a.state !== 'waiting' || a.expiresAt > now) return;
-    if (!(await this.deps.store.expireApproval(a.id, now))) return;
-    await recordEvent({ events: this.deps.events }, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: 'expired' }, now);
+    const expired = await this.deps.transactions.transaction(async (tx) => {
+      if (!(await tx.mfa.expireApproval(a.id, now))) return false;
+      await recordEvent(tx, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: 'expired' }, now);
+      return true;
+    });
+    if (!expired) return;
     this.deps.wakeups.publish(approvalTopic(a.id));
     a.state = 'expired';
     await this.editExpired(a);
@@ -142,7 +149,6 @@ export class ChatApproval {
     if (!m || !found || !a) return { answer: 'This request is no longer open.' };
     // Only the linked person's chat acts on their own request.
     if (a.chatId !== press.chatId) return { answer: 'This request is not yours.', showAlert: true };
-    const { store, events } = this.deps;
     const p = found.pending;
     const now = press.now;
     if (a.state === 'waiting' && a.expiresAt <= now) {
@@ -152,22 +158,25 @@ export class ChatApproval {
     const notMe = m[2] === NOT_ME;
     const right = !notMe && a.choices[Number(m[2])] === a.number;
     const to = right ? 'approved' : 'denied';
+    const username = notMe ? (await this.deps.users.get(p.userId))?.username ?? '' : '';
     // The one decision: of two presses racing, one moves the state; the other is told what happened.
-    if (!(await store.decideApproval(a.id, to, now))) {
-      const again = await store.findApproval(a.id);
+    const decided = await this.deps.transactions.transaction(async (tx) => {
+      if (!(await tx.mfa.decideApproval(a.id, to, now))) return false;
+      if (right) {
+        await recordEvent(tx, 'signin.approval.approved', { user_id: p.userId, approval_id: a.id, ip: p.ip }, now);
+      } else {
+        await recordEvent(tx, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: notMe ? 'not_me' : 'wrong_number' }, now);
+      }
+      if (notMe) {
+        await tx.locks.setLocked(p.userId, now);
+        await recordEvent(tx, 'user.locked', { user_id: p.userId, username, ip: p.ip, locked_by: 'not_me' }, now);
+      }
+      return true;
+    });
+    if (!decided) {
+      const again = await this.deps.store.findApproval(a.id);
       const state = again?.pending.approval?.state ?? 'expired';
       return { answer: `This request was already ${state}.`, editText: outcomeText(state) };
-    }
-    const rec = { events };
-    if (right) {
-      await recordEvent(rec, 'signin.approval.approved', { user_id: p.userId, approval_id: a.id, ip: p.ip }, now);
-    } else {
-      await recordEvent(rec, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: notMe ? 'not_me' : 'wrong_number' }, now);
-    }
-    if (notMe) {
-      await this.deps.lock(p.userId, now);
-      const user = await this.deps.users.get(p.userId);
-      await recordEvent(rec, 'user.locked', { user_id: p.userId, username: user?.username ?? '', ip: p.ip, locked_by: 'not_me' }, now);
     }
     this.deps.wakeups.publish(approvalTopic(a.id));
     if (right) return { answer: 'Approved. The sign-in continues.', editText: outcomeText('approved') };

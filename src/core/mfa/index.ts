@@ -4,7 +4,7 @@ import type { ChatActions, NotifyBotApi } from '../notify/actions.js';
 import { LocalWakeups } from '../bot/wakeups.js';
 import { ChatApproval } from './approval.js';
 import { SecondFactors } from './factors.js';
-import type { MfaStore } from './ports.js';
+import type { ApprovalTransactions, MfaStore } from './ports.js';
 import { SecondStep } from './second-step.js';
 import { Passkeys } from './passkeys.js';
 
@@ -22,7 +22,9 @@ export function createMfa(deps: {
   /** {auth_url}: the passkeys' origin and relying party id. */
   authUrl: () => string;
   bot: NotifyBotApi | undefined; actions: ChatActions;
-  locks: { isLocked(userId: string): Promise<boolean>; setLocked(userId: string, at: number | null): Promise<boolean> };
+  locks: { isLocked(userId: string): Promise<boolean> };
+  /** An approval's decision with its event (and the lock after "Not me"), in one transaction. */
+  approvals: ApprovalTransactions;
   log?: { warn(obj: object, msg: string): void };
 }): Mfa {
   const { store, users, clock, events } = deps;
@@ -30,7 +32,7 @@ export function createMfa(deps: {
   const wakeups = new LocalWakeups();
   const factors = new SecondFactors({ store, users, hasher: deps.hasher, clock, events, limits: deps.limits, issuerName: deps.issuerName });
   const approval = new ChatApproval({
-    store, events, users, clock, bot: deps.bot, wakeups, lock: async (userId, now) => void (await deps.locks.setLocked(userId, now)), ...(deps.log ? { log: deps.log } : {}),
+    store, events, users, clock, bot: deps.bot, wakeups, transactions: deps.approvals, ...(deps.log ? { log: deps.log } : {}),
   });
   approval.register(deps.actions);
   const secondStep = new SecondStep({ store, factors, approval, users, events, clock, wakeups, isLocked: (id) => deps.locks.isLocked(id) });

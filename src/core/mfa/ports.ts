@@ -1,3 +1,6 @@
+import type { Transactional } from '../ports.js';
+import type { Recorder } from '../notify/record.js';
+
 /** Second factors (docs/security.md, Second factors): what the stores keep. */
 
 export interface TotpFactor {
@@ -104,3 +107,16 @@ export interface MfaStore {
   approvalMessageEdited(approvalId: string, messageId: number): Promise<void>;
   purge(now: number): Promise<void>;
 }
+
+/**
+ * What an approval's decision writes together, in one transaction: the new
+ * state, its event and, after "Not me", the account's lock — a crash between
+ * them must not leave a decision without its event.
+ */
+export interface ApprovalStores {
+  mfa: Pick<MfaStore, 'decideApproval' | 'expireApproval'>;
+  events: Recorder;
+  locks: { setLocked(userId: string, at: number | null): Promise<boolean> };
+}
+
+export type ApprovalTransactions = Transactional<ApprovalStores>;
