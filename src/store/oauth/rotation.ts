@@ -4,7 +4,8 @@ import type { CodeRedemption, RefreshRotation } from '../../core/ports.js';
 import type { AuthorizationCodesTable, DB, RefreshTokensTable } from '../schema.js';
 import { run, statement } from './statements.js';
 import { toCode, toRefresh } from './rows.js';
-import { sqliteGroup, GroupCommit } from './group-commit.js';
+import { GroupCommit } from '../../core/group-commit.js';
+import { sqliteGroup } from './group-commit.js';
 
 /**
  * The one-step rotation and code redemption (`TokenStore.rotateRefresh`,
@@ -121,8 +122,8 @@ export class OneStep {
     if (db.isTransaction) return;
     // Steps on one token or code never share a group: a second use must see the first (reuse, replay).
     if (postgres) {
-      this.rotations = new GroupCommit((rs) => rotatePg(db, rs), 4, (r) => r.tokenHash);
-      this.redemptions = new GroupCommit((rs) => redeemPg(db, rs), 4, (r) => r.codeHash);
+      this.rotations = new GroupCommit((rs) => rotatePg(db, rs), { maxInFlight: 4, key: (r) => r.tokenHash });
+      this.redemptions = new GroupCommit((rs) => redeemPg(db, rs), { maxInFlight: 4, key: (r) => r.codeHash });
     } else {
       this.rotations = sqliteGroup(db, rotateSqlite);
       this.redemptions = sqliteGroup(db, redeemSqlite);
