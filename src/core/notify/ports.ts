@@ -26,9 +26,10 @@ export interface EventStore {
    * subscriptions answers only once every process would see it, and this
    * reads the database when its memory is older than that (rarely on a busy
    * process, which renews it ahead). The token hot path asks it before
-   * recording `token.issued`.
+   * recording `token.issued`: the answer is a plain boolean when memory has
+   * it, so the common case costs no promise.
    */
-  hasSubscriber(type: string): Promise<boolean>;
+  hasSubscriber(type: string): boolean | Promise<boolean>;
   get(id: string): Promise<NotifyEvent | undefined>;
   /** Newest first. */
   list(q: { type?: string; since?: number; limit: number }): Promise<NotifyEvent[]>;

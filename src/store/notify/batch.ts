@@ -1,7 +1,5 @@
 import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 import { newId, type NotifyEvent } from '../../core/notify/events.js';
-import type { DB } from '../schema.js';
-import { batchWriter } from './fanout.js';
 
 /**
  * 0019_notify_batches_lz4: on PostgreSQL, a batch row of more than ~2 KB is
@@ -22,9 +20,19 @@ export const notifyBatchesLz4Migration: Migration = {
 /** Events per batch row: a row of a few hundred kilobytes at most. */
 const MAX_BATCH = 500;
 
-interface Waiting {
-  event: NotifyEvent;
-  done(err?: unknown): void;
+/** One batch row being gathered or waiting to be written: its events, and the one promise all their appenders wait on. */
+class Batch {
+  readonly events: NotifyEvent[] = [];
+  readonly committed: Promise<void>;
+  settle!: (err?: unknown) => void;
+
+  constructor() {
+    this.committed = new Promise<void>((resolve, reject) => {
+      this.settle = (err) => (err === undefined ? resolve() : reject(err));
+    });
+    // Every appender awaits it; this only keeps a failure with no appender left from being unhandled.
+    this.committed.catch(() => undefined);
+  }
 }
 
 /**
@@ -35,59 +43,73 @@ interface Waiting {
  * promise settles once its own event has committed, so an answer that follows
  * it is never sent before its event is stored. What this saves is the commit
  * (a WAL write on SQLite, an fsync on PostgreSQL) and the rows and index
- * entries of each event and its deliveries.
+ * entries of each event and its deliveries. The appenders of one batch share
+ * one promise: a promise and two closures per event were a good part of the
+ * Node CPU that recording a token.issued costs.
  */
 export class AppendBatcher {
-  private queue: Waiting[] = [];
+  /** Gathering appends; once written or full it is replaced. */
+  private open: Batch | undefined;
+  /** Batches that reached MAX_BATCH and wait for a free slot, oldest first. */
+  private readonly full: Batch[] = [];
   private scheduled = false;
   private inFlight = 0;
 
   /** Batches written at once: SQLite has one connection; on PostgreSQL the commit's wait for the disk dominates, so several overlap. */
   private readonly maxInFlight: number;
 
-  private readonly writeRow: (id: string, events: NotifyEvent[]) => Promise<void>;
-
-  constructor(db: Kysely<DB>, private readonly committed: () => void, postgres: boolean) {
+  /** `writeRow` writes one batch row and resolves once it is committed (batchWriter, src/store/notify/fanout.ts). */
+  constructor(
+    private readonly writeRow: (id: string, events: NotifyEvent[]) => Promise<void>,
+    private readonly committed: () => void,
+    postgres: boolean,
+  ) {
     this.maxInFlight = postgres ? 4 : 1;
-    this.writeRow = batchWriter(db);
   }
 
   append(event: NotifyEvent): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ event, done: (err) => (err === undefined ? resolve() : reject(err)) });
-      this.schedule();
-    });
+    let batch = this.open;
+    if (batch === undefined) batch = this.open = new Batch();
+    batch.events.push(event);
+    if (batch.events.length >= MAX_BATCH) {
+      this.full.push(batch);
+      this.open = undefined;
+    }
+    if (!this.scheduled) this.schedule();
+    return batch.committed;
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+    if (this.scheduled || this.inFlight >= this.maxInFlight || (this.open === undefined && this.full.length === 0)) return;
     this.scheduled = true;
     // After this turn of the event loop: the requests read in the same turn share one commit.
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
+    setImmediate(this.flushNow);
   }
 
+  private readonly flushNow = (): void => {
+    this.scheduled = false;
+    void this.flush();
+  };
+
   private async flush(): Promise<void> {
-    const batch = this.queue.splice(0, MAX_BATCH);
-    if (batch.length === 0) return;
+    let batch = this.full.shift();
+    if (batch === undefined) {
+      batch = this.open;
+      this.open = undefined;
+    }
+    if (batch === undefined) return;
     this.inFlight++;
     this.schedule();
     try {
-      await this.write(batch.map((w) => w.event));
-      for (const w of batch) w.done();
+      await this.writeRow(newId('bat_', batch.events[0]!.createdAt), batch.events);
+      this.committed();
+      batch.settle();
     } catch (err) {
       // One row for all: nothing in one event can fail it alone; the database failed (a 503 for each request).
-      for (const w of batch) w.done(err ?? new Error('append failed'));
+      batch.settle(err ?? new Error('append failed'));
     } finally {
       this.inFlight--;
       this.schedule();
     }
-  }
-
-  private async write(events: NotifyEvent[]): Promise<void> {
-    await this.writeRow(newId('bat_', events[0]!.createdAt), events);
-    this.committed();
   }
 }

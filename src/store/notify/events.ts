@@ -30,7 +30,7 @@ export class SqlEventStore implements EventStore {
     return this.shared.subscribed(type);
   }
 
-  hasSubscriber(type: string): Promise<boolean> {
+  hasSubscriber(type: string): boolean | Promise<boolean> {
     return this.shared.hasSubscriber(type, this.db);
   }
 

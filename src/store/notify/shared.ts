@@ -2,7 +2,7 @@ import { PostgresAdapter, type Kysely } from 'kysely';
 import type { SecretBox } from '../../core/secret-box.js';
 import type { DB } from '../schema.js';
 import { AppendBatcher } from './batch.js';
-import { fanOut } from './fanout.js';
+import { batchWriter, fanOut } from './fanout.js';
 import type { TxScope } from '../transaction.js';
 
 /**
@@ -29,7 +29,7 @@ export class NotifyShared {
 
   constructor(private readonly db: Kysely<DB>, readonly secrets: SecretBox, private readonly ttlMs = SUBSCRIPTIONS_TTL_MS) {
     this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-    this.batch = new AppendBatcher(db, this.appended, this.postgres);
+    this.batch = new AppendBatcher(batchWriter(db), this.appended, this.postgres);
   }
 
   /**
@@ -44,13 +44,15 @@ export class NotifyShared {
 
   /**
    * Exact as of at most the TTL before the call: from memory when the last
-   * read is that recent, else read now, through `db` (the caller's
-   * transaction when it has one: on SQLite a read on the root connection
-   * would wait for that transaction's commit).
+   * read is that recent (synchronously: the token path asks it per token),
+   * else read now, through `db` (the caller's transaction when it has one: on
+   * SQLite a read on the root connection would wait for that transaction's
+   * commit).
    */
-  async hasSubscriber(type: string, db: Kysely<DB>): Promise<boolean> {
-    const types = this.fresh() ?? (await (db.isTransaction ? this.read(db) : this.load()));
-    return types.has(type) || types.has('*');
+  hasSubscriber(type: string, db: Kysely<DB>): boolean | Promise<boolean> {
+    const types = this.fresh();
+    if (types) return types.has(type) || types.has('*');
+    return (db.isTransaction ? this.read(db) : this.load()).then((read) => read.has(type) || read.has('*'));
   }
 
   /** After a local change to endpoints: unknown until read again (an after-commit hook, so one function). */
