@@ -2,7 +2,7 @@ import type { Message, Update } from '@grammyjs/types';
 import type { Clock, UserStore } from '../ports.js';
 import { detectEntities } from './detect.js';
 import type { GroupCommits } from './group-commit.js';
-import { botWriteGroups, PersonWriteGroups, type BotWrite, type BotWritten } from './group-writes.js';
+import { botWriteGroups, PersonWriteGroups, type BotWrite, type BotWritten, type PersonWritten } from './group-writes.js';
 import { badRequest, forbidden } from './errors.js';
 import type { FormattedText } from './format.js';
 import type { ReplyMarkup } from './keyboards.js';
@@ -12,6 +12,9 @@ import { newAccountId } from './token.js';
 import { chatChange, topics, type Wakeups } from './wakeups.js';
 
 export const MAX_TEXT = 4096;
+
+/** People whose id is remembered (Conversations.personIds), forgotten all at once past this. */
+const PERSON_IDS_MAX = 100_000;
 
 export const secs = (ms: number) => Math.floor(ms / 1000);
 
@@ -45,6 +48,13 @@ export interface Written {
  */
 export class Conversations {
   private readonly groups: PersonWriteGroups;
+  /**
+   * A user's person id, once known: it never changes while the account
+   * exists (PersonStore.ensure), so a person's message needs no read before
+   * its write, which reads the person's current names itself and stores
+   * nothing when the account is gone.
+   */
+  private readonly personIds = new Map<string, number>();
   private readonly botGroups: GroupCommits<BotWrite, BotWritten>;
 
   constructor(private readonly deps: ConversationDeps) {
@@ -115,14 +125,26 @@ export class Conversations {
     const text = rawText.trim();
     if (!text) throw badRequest('message text is empty');
     if (text.length > MAX_TEXT) throw badRequest('message is too long');
-    const person = await this.person(userId);
+    const personId = this.personIds.get(userId) ?? (await this.person(userId)).id;
     const now = clock.now();
     const entities = detectEntities(text);
     const gets = bot.tokenHash !== null && wantsUpdate(bot, 'message');
-    const { stored, chat, update } = await this.groups.write({
-      bot, person, userId, text, entities: entities.length ? entities : null, date: secs(now), now,
-      ...(gets ? { update: (m: StoredMessage) => (update_id: number) => ({ update_id, message: messageObject(m, bot, person) } as Update) } : {}),
-    });
+    let written: PersonWritten;
+    try {
+      written = await this.groups.write({
+        bot, personId, userId, text, entities: entities.length ? entities : null, date: secs(now), now,
+        ...(gets ? { update: (m: StoredMessage, p: Person) => (update_id: number) => ({ update_id, message: messageObject(m, bot, p) } as Update) } : {}),
+      });
+    } catch (e) {
+      // The account may be gone: the next message looks the person up again.
+      this.personIds.delete(userId);
+      throw e;
+    }
+    const { stored, chat, person, update } = written;
+    if (!this.personIds.has(userId)) {
+      if (this.personIds.size >= PERSON_IDS_MAX) this.personIds.clear();
+      this.personIds.set(userId, person.id);
+    }
     wakeups.publish(topics.chat(bot.id, person.id), chatChange.added(stored.messageId));
     if (update) wakeups.publish(topics.updates(bot.id), String(update.update_id));
     return { message: messageObject(stored, bot, person), bot, person, stored, chat };

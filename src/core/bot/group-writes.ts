@@ -1,24 +1,28 @@
 import type { Update } from '@grammyjs/types';
 import type { MessageEntity } from '@grammyjs/types';
+import { forbidden } from './errors.js';
 import { GroupCommits } from './group-commit.js';
 import type { BotRecord, BotStorage, BotStores, ChatRecord, NewMessage, Person, StoredMessage } from './ports.js';
 
 /** A person's message waiting for the next group commit. */
 export interface PersonWrite {
   bot: BotRecord;
-  person: Person;
+  /** The person's chat id (Person.id); their names are read by the write itself. */
+  personId: number;
   userId: string;
   text: string;
   entities: MessageEntity[] | null;
   date: number;
   now: number;
   /** Builds the bot's update for the stored message; absent: the bot gets none (BotFather, allowed_updates). */
-  update?: (stored: StoredMessage) => (updateId: number) => Update;
+  update?: (stored: StoredMessage, person: Person) => (updateId: number) => Update;
 }
 
 export interface PersonWritten {
   stored: StoredMessage;
   chat: ChatRecord;
+  /** As the write read them, in the same transaction. */
+  person: Person;
   update?: Update;
 }
 
@@ -39,7 +43,7 @@ export class PersonWriteGroups extends GroupCommits<PersonWrite, PersonWritten> 
   }
 }
 
-const byChat = (a: PersonWrite, b: PersonWrite) => a.bot.id - b.bot.id || a.person.id - b.person.id;
+const byChat = (a: PersonWrite, b: PersonWrite) => a.bot.id - b.bot.id || a.personId - b.personId;
 
 /** The group's writes in lock order; results in the callers' order. */
 async function writeGroup(tx: BotStores, writes: PersonWrite[]): Promise<PersonWritten[]> {
@@ -48,29 +52,39 @@ async function writeGroup(tx: BotStores, writes: PersonWrite[]): Promise<PersonW
   // A chat's messages in the group, in arrival order (the sort is stable).
   const perChat = new Map<string, { w: PersonWrite; i: number }[]>();
   for (const o of order) {
-    const key = `${o.w.bot.id}:${o.w.person.id}`;
+    const key = `${o.w.bot.id}:${o.w.personId}`;
     const list = perChat.get(key);
     if (list) list.push(o);
     else perChat.set(key, [o]);
   }
   for (const list of perChat.values()) {
     const { w: first } = list[0]!;
-    const chat = await tx.chats.open(first.bot.id, first.person.id, first.userId, first.now);
-    const message = (w: PersonWrite) => ({
-      botId: w.bot.id, chatId: w.person.id, fromBot: false, date: w.date, text: w.text, entities: w.entities, replyToMessageId: null,
-    });
-    // Several messages of one chat: one counter bump and one insert (on PostgreSQL one statement) instead of one each.
-    const stored = list.length === 1
-      ? [await tx.chats.addMessage(message(first), first.now)]
-      : (await tx.chats.addMessages(first.bot.id, first.person.id, list.map(({ w }) => message(w)), Math.max(...list.map(({ w }) => w.now))))?.messages;
-    if (!stored) throw new Error('chat or person missing right after the chat was opened');
-    list.forEach(({ i }, k) => (out[i] = { stored: stored[k]!, chat }));
+    const messages = list.map(({ w }) => ({
+      botId: w.bot.id, chatId: w.personId, fromBot: false, date: w.date, text: w.text, entities: w.entities, replyToMessageId: null,
+    }));
+    const now = Math.max(...list.map(({ w }) => w.now));
+    // The chat exists but for a person's first message: one statement (on PostgreSQL) stores the messages and reads the
+    // chat and the person; only when it finds no chat is the chat opened, and the messages stored again.
+    let stored = await tx.chats.addMessages(first.bot.id, first.personId, messages, now);
+    if (!stored) {
+      await tx.chats.open(first.bot.id, first.personId, first.userId, first.now);
+      stored = await tx.chats.addMessages(first.bot.id, first.personId, messages, now);
+    }
+    // The person's account is gone (deleted since their id was looked up): nothing of the group is stored.
+    if (!stored) throw forbidden('user not found');
+    const { chat, person } = stored;
+    list.forEach(({ i }, k) => (out[i] = { stored: stored.messages[k]!, chat, person }));
   }
   // Bot rows last, in id order: one counter update per bot for all its updates in the group.
   const perBot = new Map<number, { w: PersonWrite; i: number }[]>();
-  for (const o of order) if (o.w.update) perBot.set(o.w.bot.id, [...(perBot.get(o.w.bot.id) ?? []), o]);
+  for (const o of order) {
+    if (!o.w.update) continue;
+    const list = perBot.get(o.w.bot.id);
+    if (list) list.push(o);
+    else perBot.set(o.w.bot.id, [o]);
+  }
   for (const [botId, list] of perBot) {
-    const updates = await tx.updates.addMany(botId, list.map(({ w, i }) => ({ chatId: w.person.id, build: w.update!(out[i]!.stored) })), list[0]!.w.now);
+    const updates = await tx.updates.addMany(botId, list.map(({ w, i }) => ({ chatId: w.personId, build: w.update!(out[i]!.stored, out[i]!.person) })), list[0]!.w.now);
     list.forEach(({ i }, k) => (out[i]!.update = updates[k]));
   }
   return out;

@@ -178,10 +178,11 @@ export interface ChatStore {
   addMessage(m: NewMessage, now: number): Promise<StoredMessage>;
   /**
    * Messages into one chat, with consecutive message_ids from one allocation,
-   * all stored or none; with the chat's person (as `withPerson`). Undefined,
-   * nothing stored, when the chat or its person is missing.
+   * all stored or none; with the chat as it is after them and its person
+   * (as `withPerson`). Undefined, nothing stored, when the chat or its
+   * person is missing.
    */
-  addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<{ person: Person; messages: StoredMessage[] } | undefined>;
+  addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<{ person: Person; chat: ChatRecord; messages: StoredMessage[] } | undefined>;
   getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined>;
   /** `erase`: the old text must not stay recoverable from the database files (a token shown once). */
   editMessage(botId: number, chatId: number, messageId: number, patch: MessagePatch, opts?: { erase?: boolean }): Promise<boolean>;
@@ -204,6 +205,8 @@ export interface UpdateStore {
   list(botId: number, fromId: number | undefined, limit: number): Promise<StoredUpdate[]>;
   /** Confirms (deletes) every update below `updateId`. */
   deleteBelow(botId: number, updateId: number): Promise<number>;
+  /** deleteBelow(offset), then list(offset): getUpdates with an offset, in one statement where the database allows. */
+  confirmAndList(botId: number, offset: number, limit: number): Promise<StoredUpdate[]>;
   /** Keeps only the newest `count` updates. */
   keepLast(botId: number, count: number): Promise<void>;
   deleteAll(botId: number): Promise<void>;

@@ -87,17 +87,35 @@ export class SqlBotStore implements BotStore {
     const seen = generation;
     const r = await this.db.selectFrom('bots').selectAll().where('token_hash', '=', hash).executeTakeFirst();
     const bot = r && toBot(r, this.secrets);
-    if (bot && useCache) {
-      if (this.cache.size >= BOT_CACHE_MAX) this.cache.clear();
-      // `seen`, not the current generation: a change that landed while we read must not be masked.
-      this.cache.set(hash, { bot: copyBot(bot), generation: seen, expiresAt: performance.now() + this.cacheTtlMs });
-    }
+    if (bot && useCache) this.remember(hash, bot, seen);
     return bot;
   }
 
+  /**
+   * Cached as findByTokenHash is (a person's every message finds its bot by
+   * username), under its own keys: the same generation clears both, and a
+   * bot found here is never one another process deleted more than
+   * `cacheTtlMs` ago. Unknown usernames are not cached.
+   */
   async findByUsername(username: string): Promise<BotRecord | undefined> {
-    const r = await this.db.selectFrom('bots').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
-    return r && toBot(r, this.secrets);
+    const lower = username.toLowerCase();
+    const useCache = this.cacheTtlMs > 0 && !this.db.isTransaction;
+    const key = `@${lower}`;
+    if (useCache) {
+      const hit = this.cache.get(key);
+      if (hit && hit.generation === generation && hit.expiresAt > performance.now()) return copyBot(hit.bot);
+    }
+    const seen = generation;
+    const r = await this.db.selectFrom('bots').selectAll().where('username_lower', '=', lower).executeTakeFirst();
+    const bot = r && toBot(r, this.secrets);
+    if (bot && useCache) this.remember(key, bot, seen);
+    return bot;
+  }
+
+  private remember(key: string, bot: BotRecord, seen: number): void {
+    if (this.cache.size >= BOT_CACHE_MAX) this.cache.clear();
+    // `seen`, not the current generation: a change that landed while we read must not be masked.
+    this.cache.set(key, { bot: copyBot(bot), generation: seen, expiresAt: performance.now() + this.cacheTtlMs });
   }
 
   async listByOwner(userId: string): Promise<BotRecord[]> {

@@ -1,6 +1,6 @@
 import type { MessageEntity } from '@grammyjs/types';
-import type { CompiledQuery, Kysely, QueryCreator } from 'kysely';
-import { PostgresAdapter, sql, SqliteAdapter } from 'kysely';
+import type { Kysely, QueryCreator } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, SqliteAdapter } from 'kysely';
 import type { ReplyMarkup } from '../../core/bot/keyboards.js';
 import type { ChatRecord, ChatStore, MessageContent, MessagePatch, NewMessage, Person, StoredMessage } from '../../core/bot/ports.js';
 import type { BotChatsTable, BotMessagesTable, DB } from '../schema.js';
@@ -30,6 +30,17 @@ type ChatWithPersonRow = BotChatsTable & PersonColumns;
 const withPersonSql = (by: 'id' | 'username') => sql<ChatWithPersonRow>`select c.*, ${personColumns}
   from bot_people p join users u on u.id = p.user_id join bot_chats c on c.bot_id = ${0} and c.chat_id = p.id
   where ${by === 'id' ? sql`p.id = ${0}` : sql`u.username_lower = ${''}`}`;
+
+/** ChatStore.addMessages on PostgreSQL: $1 count, $2 now, $3 bot, $4 chat, $5 the rows as a JSON array. */
+const ADD_MESSAGES_PG = `with n as (update bot_chats c set last_message_id = last_message_id + $1::int, updated_at = $2::bigint
+    where c.bot_id = $3::bigint and c.chat_id = $4::bigint
+      and exists (select 1 from bot_people p join users u on u.id = p.user_id where p.id = c.chat_id)
+    returning c.*),
+  ins as (insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
+    select $3::bigint, $4::bigint, n.last_message_id - $1::int + v.o, v.f, v.d, v.t, v.e, v.r, null, v.m, v.c
+    from n, json_to_recordset($5::json) as v(o int, f int, d bigint, t text, e text, r int, m text, c text))
+  select n.*, p.user_id as p_user_id, p.id as p_id, u.username as p_username, u.name as p_name
+  from n join bot_people p on p.id = $4::bigint join users u on u.id = p.user_id`;
 
 /** Compiled once per dialect and lookup (the Bot API reads a chat on every message it sends). */
 const compiled = new Map<string, CompiledQuery<ChatWithPersonRow>>();
@@ -100,46 +111,43 @@ export class SqlChatStore implements ChatStore {
    * Several messages into one chat: one counter bump by their number, then
    * one insert of all their rows (their fields as one JSON array, so the
    * statement's text is the same for any count and stays prepared), and the
-   * chat's person as `withPerson` reads them. The two writes agree: one
-   * statement on PostgreSQL (data-modifying WITHs), one transaction on
-   * SQLite (the caller's, else its own). Nothing is stored when the chat or
-   * its person is missing (undefined).
+   * chat (as it is after the bump) with its person as `withPerson` reads
+   * them. The two writes agree: one statement on PostgreSQL (data-modifying
+   * WITHs, its text written out here so no query is compiled per call), one
+   * transaction on SQLite (the caller's, else its own). Nothing is stored
+   * when the chat or its person is missing (undefined).
    */
-  async addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<{ person: Person; messages: StoredMessage[] } | undefined> {
+  async addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<{ person: Person; chat: ChatRecord; messages: StoredMessage[] } | undefined> {
     const rows = JSON.stringify(ms.map((m, k) => ({
       o: k + 1, f: m.fromBot ? 1 : 0, d: m.date, t: m.text, e: m.entities ? JSON.stringify(m.entities) : null, r: m.replyToMessageId,
       m: markupColumn(m.replyMarkup), c: m.content ? JSON.stringify(m.content) : null,
     })));
     const n = ms.length;
-    let found: { last: number; person: Person } | undefined;
+    let found: ChatWithPersonRow | undefined;
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      const r = await sql<PersonColumns & { last: number }>`with n as (update bot_chats c set last_message_id = last_message_id + ${n}::int, updated_at = ${now}::bigint
-          where c.bot_id = ${botId}::bigint and c.chat_id = ${chatId}::bigint and ${personExists}
-          returning c.last_message_id),
-        ins as (insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
-          select ${botId}::bigint, ${chatId}::bigint, n.last_message_id - ${n}::int + v.o, v.f, v.d, v.t, v.e, v.r, null, v.m, v.c
-          from n, json_to_recordset(${rows}::json) as v(o int, f int, d bigint, t text, e text, r int, m text, c text))
-        select n.last_message_id as last, ${personColumns} from n join bot_people p on p.id = ${chatId}::bigint join users u on u.id = p.user_id`.execute(this.db);
-      const row = r.rows[0];
-      found = row && { last: Number(row.last), person: toPerson(row) };
+      found = (await this.db.executeQuery<ChatWithPersonRow>(CompiledQuery.raw(ADD_MESSAGES_PG, [n, now, botId, chatId, rows]))).rows[0];
     } else {
       const write = async (db: Kysely<DB>) => {
-        const bumped = await sql<{ last: number }>`update bot_chats as c set last_message_id = last_message_id + ${n}, updated_at = ${now}
-          where c.bot_id = ${botId} and c.chat_id = ${chatId} and ${personExists} returning last_message_id as last`.execute(db);
-        const top = bumped.rows[0];
-        if (!top) return undefined;
+        const bumped = await sql<BotChatsTable>`update bot_chats as c set last_message_id = last_message_id + ${n}, updated_at = ${now}
+          where c.bot_id = ${botId} and c.chat_id = ${chatId} and ${personExists} returning *`.execute(db);
+        const chat = bumped.rows[0];
+        if (!chat) return undefined;
         await sql`insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
-          select ${botId}, ${chatId}, ${Number(top.last) - n} + (j.value ->> 'o'), j.value ->> 'f', j.value ->> 'd', j.value ->> 't', j.value ->> 'e',
+          select ${botId}, ${chatId}, ${Number(chat.last_message_id) - n} + (j.value ->> 'o'), j.value ->> 'f', j.value ->> 'd', j.value ->> 't', j.value ->> 'e',
             j.value ->> 'r', null, j.value ->> 'm', j.value ->> 'c'
           from json_each(${rows}) as j`.execute(db);
         const p = await sql<PersonColumns>`select ${personColumns} from bot_people p join users u on u.id = p.user_id where p.id = ${chatId}`.execute(db);
-        return { last: Number(top.last), person: toPerson(p.rows[0]!) };
+        return { ...chat, ...p.rows[0]! };
       };
       found = this.db.isTransaction ? await write(this.db) : await this.db.transaction().execute(write);
     }
     if (!found) return undefined;
-    const { last, person } = found;
-    return { person, messages: ms.map((m, k) => ({ ...m, messageId: last - n + k + 1, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null })) };
+    const chat = toChat(found);
+    const last = Number(chat.lastMessageId);
+    return {
+      person: toPerson(found), chat,
+      messages: ms.map((m, k) => ({ ...m, messageId: last - n + k + 1, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null })),
+    };
   }
 
   async getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined> {

@@ -1,8 +1,29 @@
 import type { Update } from '@grammyjs/types';
-import type { Kysely } from 'kysely';
+import { CompiledQuery, PostgresAdapter, type Kysely } from 'kysely';
 import type { StoredUpdate, UpdateStore } from '../../core/bot/ports.js';
 import type { BotUpdatesTable, DB } from '../schema.js';
 import { nextUpdateId } from './bots.js';
+
+/** What JSON.stringify writes first for an update built with update_id 0 (its first key). */
+const ID_PREFIX = '{"update_id":0';
+
+/**
+ * UpdateStore.addMany on PostgreSQL: $1 bot, $2 count, $3 now, $4 the rows
+ * (o: 1-based position, c: chat, p: the payload after its update_id) as a
+ * JSON array. No rows when the bot is gone (nothing stored).
+ */
+const ADD_UPDATES_PG = `with n as (update bots set last_update_id = last_update_id + $2::int where id = $1::bigint returning last_update_id),
+  ins as (insert into bot_updates (bot_id, update_id, chat_id, payload, created_at, attempts, next_attempt_at)
+    select $1::bigint, n.last_update_id - $2::int + v.o, v.c, '{"update_id":' || (n.last_update_id - $2::int + v.o) || v.p, $3::bigint, 0, 0
+    from n, json_to_recordset($4::json) as v(o int, c bigint, p text))
+  select last_update_id as last from n`;
+
+/** $1 bot, $2 the first update_id, $3 limit; without $2, all ($2 limit). */
+const LIST_FROM_PG = 'select * from bot_updates where bot_id = $1::bigint and update_id >= $2::bigint order by update_id limit $3::int';
+const LIST_ALL_PG = 'select * from bot_updates where bot_id = $1::bigint order by update_id limit $2::int';
+/** $1 bot, $2 offset (deletes below it, lists from it), $3 limit. */
+const CONFIRM_AND_LIST_PG = `with gone as (delete from bot_updates where bot_id = $1::bigint and update_id < $2::bigint)
+  select * from bot_updates where bot_id = $1::bigint and update_id >= $2::bigint order by update_id limit $3::int`;
 
 const toUpdate = (r: BotUpdatesTable): StoredUpdate => ({
   botId: r.bot_id, updateId: r.update_id, chatId: r.chat_id, update: JSON.parse(r.payload) as Update, createdAt: r.created_at,
@@ -10,16 +31,38 @@ const toUpdate = (r: BotUpdatesTable): StoredUpdate => ({
 });
 
 export class SqlUpdateStore implements UpdateStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly pg: boolean;
+
+  constructor(private readonly db: Kysely<DB>) {
+    this.pg = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
 
   /** Call inside a transaction: the id allocation and the insert commit together. */
   async add(botId: number, chatId: number | null, build: (updateId: number) => Update, now: number): Promise<Update> {
     return (await this.addMany(botId, [{ chatId, build }], now))[0]!;
   }
 
-  /** One counter update for all of them, then one multi-row insert (call inside a transaction). */
+  /**
+   * One counter update for all of them, then one multi-row insert (call
+   * inside a transaction). On PostgreSQL both are one statement whose text
+   * is the same for any count (the rows as one JSON array), so it stays
+   * prepared: each payload is serialised once, without its update_id, which
+   * the statement puts in front as it allocates the ids.
+   */
   async addMany(botId: number, items: { chatId: number | null; build: (updateId: number) => Update }[], now: number): Promise<Update[]> {
     if (items.length === 0) return [];
+    if (this.pg) {
+      const built = items.map((it) => it.build(0));
+      const rests = built.map((u) => JSON.stringify(u).slice(ID_PREFIX.length));
+      if (built.every((u, k) => Object.keys(u)[0] === 'update_id' && rests[k]!.startsWith(','))) {
+        const rows = JSON.stringify(items.map((it, k) => ({ o: k + 1, c: it.chatId, p: rests[k] })));
+        const r = await this.db.executeQuery<{ last: string | number }>(CompiledQuery.raw(ADD_UPDATES_PG, [botId, items.length, now, rows]));
+        const last = r.rows[0];
+        if (!last) throw new Error(`no bot ${botId}`);
+        const first = Number(last.last) - items.length + 1;
+        return built.map((u, k) => ({ ...u, update_id: first + k }));
+      }
+    }
     const first = (await nextUpdateId(this.db, botId, items.length)) - items.length + 1;
     const updates = items.map((it, k) => it.build(first + k));
     await this.db.insertInto('bot_updates').values(updates.map((u, k) => ({
@@ -29,10 +72,26 @@ export class SqlUpdateStore implements UpdateStore {
   }
 
   async list(botId: number, fromId: number | undefined, limit: number): Promise<StoredUpdate[]> {
+    if (this.pg) {
+      const query = fromId === undefined ? CompiledQuery.raw(LIST_ALL_PG, [botId, limit]) : CompiledQuery.raw(LIST_FROM_PG, [botId, fromId, limit]);
+      return (await this.db.executeQuery<BotUpdatesTable>(query)).rows.map(toUpdate);
+    }
     let q = this.db.selectFrom('bot_updates').selectAll().where('bot_id', '=', botId);
     if (fromId !== undefined) q = q.where('update_id', '>=', fromId);
     const rows = await q.orderBy('update_id').limit(limit).execute();
     return rows.map(toUpdate);
+  }
+
+  /**
+   * getUpdates with an offset: the updates below it deleted, those from it
+   * listed. On PostgreSQL one statement (the deletion a data-modifying WITH:
+   * the list reads only rows it does not touch), answered once the deletion
+   * has committed.
+   */
+  async confirmAndList(botId: number, offset: number, limit: number): Promise<StoredUpdate[]> {
+    if (this.pg) return (await this.db.executeQuery<BotUpdatesTable>(CompiledQuery.raw(CONFIRM_AND_LIST_PG, [botId, offset, limit]))).rows.map(toUpdate);
+    await this.deleteBelow(botId, offset);
+    return this.list(botId, offset, limit);
   }
 
   async deleteBelow(botId: number, updateId: number): Promise<number> {

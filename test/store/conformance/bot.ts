@@ -109,6 +109,7 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         const chat = await storage.chats.get(bot.id, personId);
         assert.equal(chat?.lastMessageId, 4);
         assert.equal(chat?.updatedAt, T + 9);
+        assert.deepEqual(many.chat, chat);
         // No chat with this person; a chat whose person has no account row.
         assert.equal(await storage.chats.addMessages(bot.id, personId + 1, [aMessage(bot.id, personId + 1)], T), undefined);
         assert.equal(await storage.chats.withPerson(bot.id, personId + 1), undefined);
@@ -192,6 +193,26 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         assert.deepEqual((await storage.updates.list(bot.id, undefined, 100)).map((u) => u.updateId), [ids[7]]);
         await storage.updates.deleteAll(bot.id);
         assert.equal(await storage.updates.count(bot.id), 0);
+      });
+
+      it('adds several updates with one allocation, stored as built; confirms and lists in one call', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        const texts = ['plain', "it's \"quoted\" ✓ \\ \u2028", 'third'];
+        const added = await storage.transaction((tx) => tx.updates.addMany(bot.id, texts.map((t, i) => ({ chatId: i === 1 ? null : 7, build: textUpdate(7, t) })), T));
+        const ids = added.map((u) => u.update_id);
+        assert.deepEqual(ids, [ids[0]!, ids[0]! + 1, ids[0]! + 2]);
+        assert.deepEqual(added.map((u) => u.message?.text), texts);
+        const listed = await storage.updates.list(bot.id, undefined, 10);
+        assert.deepEqual(listed.map((u) => u.update), added);
+        assert.deepEqual(listed.map((u) => u.chatId), [7, null, 7]);
+        assert.deepEqual((await storage.updates.confirmAndList(bot.id, ids[1]!, 10)).map((u) => u.update), added.slice(1));
+        assert.equal(await storage.updates.count(bot.id), 2);
+        assert.deepEqual((await storage.updates.confirmAndList(bot.id, ids[2]! + 1, 10)), []);
+        assert.equal(await storage.updates.count(bot.id), 0);
+        const more = await storage.transaction((tx) => tx.updates.addMany(bot.id, [{ chatId: 7, build: textUpdate(7, 'after') }], T));
+        assert.equal(more[0]!.update_id, ids[2]! + 1);
+        await assert.rejects(storage.transaction((tx) => tx.updates.addMany(bot.id + 1, [{ chatId: 7, build: textUpdate(7, 'no bot') }], T)));
       });
 
       it('an update added in a rolled-back transaction leaves nothing behind', async () => {

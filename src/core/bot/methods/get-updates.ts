@@ -45,10 +45,10 @@ export const getUpdates = (d: { bots: BotStore; updates: UpdateStore; wakeups: W
       if (!signal.aborted) wakeups.publish(pollTopic, pollId);
       const from = offset > 0 ? offset : undefined;
       const list = () => d.updates.list(bot.id, from, limit);
-      // The confirmation deletes only ids below `offset` and the list reads only from it: on PostgreSQL the two run on
-      // two connections at once, so the answer does not wait for the deletion's commit first.
+      // The confirmation and the first read in one statement where the store can (UpdateStore.confirmAndList): the
+      // answer still comes after the confirmation has committed.
       let first: Promise<StoredUpdate[]>;
-      if (offset > 0) first = Promise.all([d.updates.deleteBelow(bot.id, offset), list()]).then(([, found]) => found);
+      if (offset > 0) first = d.updates.confirmAndList(bot.id, offset, limit);
       else first = offset < 0 ? d.updates.keepLast(bot.id, -offset).then(list) : list();
       const deadline = Date.now() + timeout * 1000;
       for (let round = 0; ; round++) {
