@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEGRADED_POLL_MS, LocalWakeups, Waiter } from '../../src/core/bot/wakeups.js';
+import { DEGRADED_POLL_MS, LocalWakeups, TopicCounts, Waiter } from '../../src/core/bot/wakeups.js';
 
 /** Wake-ups that say they are degraded (Redis away); `degradedPollMs` set per test (absent: the default). */
 class Degraded extends LocalWakeups {
@@ -62,5 +62,39 @@ describe('Waiter', () => {
     const waiter = new Waiter(relayed, ['t']);
     assert.equal((await timed(waiter.wait(100))).woken, false);
     waiter.close();
+  });
+});
+
+describe('TopicCounts', () => {
+  const counting = (counts: TopicCounts, log: string[], topic = 't') =>
+    counts.add(topic, () => log.push('off'), () => log.push(`first ${topic}`), () => log.push(`last ${topic}`));
+
+  it('tells the relay of a topic once, and of its end only after the linger with nobody back', async () => {
+    const counts = new TopicCounts(60);
+    const log: string[] = [];
+    const a = counting(counts, log);
+    const b = counting(counts, log);
+    a();
+    a();
+    b();
+    assert.deepEqual(log, ['first t', 'off', 'off']);
+    assert.deepEqual([...counts.topics()], ['t']);
+    // The next poll comes back within the linger: the relay hears nothing.
+    const c = counting(counts, log);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(log, ['first t', 'off', 'off']);
+    c();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(log, ['first t', 'off', 'off', 'off', 'last t']);
+    assert.deepEqual([...counts.topics()], []);
+    counting(counts, log)();
+    assert.equal(log.at(-2), 'first t');
+  });
+
+  it('without a linger, the last unsubscribe ends the topic at once', () => {
+    const counts = new TopicCounts(0);
+    const log: string[] = [];
+    counting(counts, log, 'x')();
+    assert.deepEqual(log, ['first x', 'off', 'last x']);
   });
 });

@@ -73,34 +73,56 @@ export class LocalWakeups implements Wakeups {
 export const DEGRADED_POLL_MS = 500;
 
 /**
+ * How long a relayed topic stays subscribed after its last local subscriber
+ * left: a bot's next getUpdates (or a person's next poll) follows the last
+ * one's answer at once, and finds the topic still routed here, without a
+ * round trip to the relay (Redis SUBSCRIBE, the cluster primary's
+ * acknowledgement) before it may read storage.
+ */
+export const LINGER_MS = 5_000;
+
+/**
  * Local subscribers counted per topic, for wake-ups relayed from elsewhere
  * (Redis, the cluster primary): the relay hears of a topic when its first
- * subscriber comes (`first`) and its last one leaves (`last`). The function
+ * subscriber comes (`first`) and, LINGER_MS after its last one left with
+ * nobody come back meanwhile, that it is gone (`last`). `topics()` lists the
+ * lingering ones too (they are still subscribed at the relay). The function
  * returned unsubscribes once however often it is called.
  */
 export class TopicCounts {
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new Map<string, { n: number; linger?: ReturnType<typeof setTimeout> }>();
+
+  constructor(private readonly lingerMs = LINGER_MS) {}
 
   topics(): IterableIterator<string> {
     return this.counts.keys();
   }
 
   add(topic: string, off: () => void, first: () => void, last: () => void): () => void {
-    const n = (this.counts.get(topic) ?? 0) + 1;
-    this.counts.set(topic, n);
-    if (n === 1) first();
+    let entry = this.counts.get(topic);
+    if (entry) {
+      entry.n++;
+      clearTimeout(entry.linger);
+      entry.linger = undefined;
+    } else {
+      this.counts.set(topic, (entry = { n: 1 }));
+      first();
+    }
+    const mine = entry;
     let done = false;
     return () => {
       if (done) return;
       done = true;
       off();
-      const left = (this.counts.get(topic) ?? 1) - 1;
-      if (left > 0) {
-        this.counts.set(topic, left);
-      } else {
+      if (--mine.n > 0 || this.counts.get(topic) !== mine) return;
+      const gone = () => {
+        if (mine.n > 0 || this.counts.get(topic) !== mine) return;
         this.counts.delete(topic);
         last();
-      }
+      };
+      if (this.lingerMs <= 0) return gone();
+      mine.linger = setTimeout(gone, this.lingerMs);
+      mine.linger.unref?.();
     };
   }
 }
