@@ -15,7 +15,7 @@ import { defaultLoginPolicy, LoginGuard } from './core/login.js';
 import { AuthorizationEndpoint } from './core/oauth/authorize.js';
 import { defaultOAuthConfig, type OAuthConfig } from './core/oauth/config.js';
 import { TokenInspector } from './core/oauth/inspect.js';
-import { KeyRing } from './core/oauth/keys.js';
+import { KeyRing, signOffload } from './core/oauth/keys.js';
 import { TokenEndpoint } from './core/oauth/token-endpoint.js';
 import { PushedAuthorization } from './core/oauth/par.js';
 import { ClientAssertions } from './core/oauth/client-assertion.js';
@@ -138,7 +138,9 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     codeTtl: config.codeTtl,
     refreshTokenTtl: config.refreshTokenTtl,
   });
-  const keys = new KeyRing(storage.keys, clock);
+  // Tokens are signed on libuv's thread pool while a core has no worker of its own to run; with one
+  // worker per core the pool's threads would only take CPU from the workers (src/core/oauth/keys.ts).
+  const keys = new KeyRing(storage.keys, clock, { offload: signOffload(config.workers) });
   await keys.init();
   const tokenIssuer = new TokenIssuer(oauth, keys, clock);
   const consoleStore = sql.console;

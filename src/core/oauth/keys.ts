@@ -1,9 +1,12 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import type { Clock, KeyStore } from '../ports.js';
 import type { IdTokenAlg, SigningKey } from '../model.js';
 import { GATEHOUSE_ALGORITHMS, verifyJwt } from '../jwt-verify.js';
 
-interface ActiveKey { kid: string; privateKey: KeyObject; headers: Map<string, string> }
+/** What node:crypto signs with: an ES256 key asks for R||S (RFC 7518 §3.4), not DER. */
+type SignKey = KeyObject | { key: KeyObject; dsaEncoding: 'ieee-p1363' };
+interface ActiveKey { kid: string; signKey: SignKey; headers: Map<string, string> }
 
 /** RFC 7638 §3.2: the required members in lexicographic order, hashed with SHA-256: the key id. */
 function thumbprint(jwk: Record<string, unknown>): string {
@@ -32,6 +35,13 @@ export function generateSigningKey(now: number, alg: IdTokenAlg = 'ES256'): Sign
     expiresAt: null,
   };
 }
+
+/**
+ * Whether tokens are signed on libuv's thread pool (`KeyRing.signAsync`): when
+ * the `serve` runs fewer workers than there are cores, so the pool's threads
+ * have a core to run on.
+ */
+export const signOffload = (workers: number, cores = availableParallelism()): boolean => workers < cores;
 
 interface LoadedKey {
   key: SigningKey;
@@ -75,7 +85,7 @@ export class KeyRing {
   constructor(
     private readonly store: KeyStore,
     private readonly clock: Clock,
-    private readonly reloadEveryMs = 60_000,
+    private readonly opts: { reloadEveryMs?: number; /** `signAsync` signs on libuv's thread pool (see there). */ offload?: boolean } = {},
   ) {}
 
   /** Loads keys, creating the first one of each algorithm on first start (an RSA key too when upgrading a ring that had only ES256). */
@@ -117,7 +127,12 @@ export class KeyRing {
           const newest = rows.filter((k) => k.retiredAt === null && k.alg === alg).sort((a, b) => b.createdAt - a.createdAt)[0];
           if (!newest) continue;
           const current = this.active.get(alg);
-          active.set(alg, current?.kid === newest.kid ? current : { kid: newest.kid, privateKey: createPrivateKey(newest.privateKeyPem), headers: new Map() });
+          if (current?.kid === newest.kid) {
+            active.set(alg, current);
+            continue;
+          }
+          const privateKey = createPrivateKey(newest.privateKeyPem);
+          active.set(alg, { kid: newest.kid, signKey: alg === 'ES256' ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey, headers: new Map() });
         }
         this.active = active;
         this.loadedAt = now;
@@ -130,16 +145,39 @@ export class KeyRing {
 
   /** Picks up rotations made by other processes; cheap when nothing is due. */
   maybeReload(): void {
-    if (this.clock.now() - this.loadedAt > this.reloadEveryMs) void this.reload().catch(() => {});
+    if (this.clock.now() - this.loadedAt > (this.opts.reloadEveryMs ?? 60_000)) void this.reload().catch(() => {});
   }
 
   /**
    * Signs a JWS (RFC 7515 compact form) synchronously with node:crypto and a
-   * key parsed once: the token endpoint's hot path. ES256 signatures are R||S,
-   * not DER (RFC 7518 §3.4); RS256 is RSASSA-PKCS1-v1_5 with SHA-256 (§3.3),
-   * node's default for an RSA key. A payload without `iat` gets the current time.
+   * key parsed once. ES256 signatures are R||S, not DER (RFC 7518 §3.4);
+   * RS256 is RSASSA-PKCS1-v1_5 with SHA-256 (§3.3), node's default for an RSA
+   * key. A payload without `iat` gets the current time.
    */
   sign(payload: Record<string, unknown>, typ: string, alg: IdTokenAlg = 'ES256'): string {
+    const { input, key } = this.signingInput(payload, typ, alg);
+    return `${input}.${cryptoSign('sha256', Buffer.from(input), key).toString('base64url')}`;
+  }
+
+  /**
+   * The same JWS as `sign`, byte for byte, for the token endpoint's hot
+   * paths. With `offload` the signature is computed on libuv's thread pool
+   * (node:crypto's callback form), so a process that has a core to spare
+   * (GATEHOUSE_WORKERS below the core count) signs on it: an ES256 signature
+   * costs the event loop about 40 µs inline, under 6 µs dispatched. Without
+   * it (every core already runs a worker) the dispatch would only add its
+   * cost, so it signs inline.
+   */
+  signAsync(payload: Record<string, unknown>, typ: string, alg: IdTokenAlg = 'ES256'): Promise<string> {
+    if (!this.opts.offload) return Promise.resolve(this.sign(payload, typ, alg));
+    const { input, key } = this.signingInput(payload, typ, alg);
+    return new Promise((resolve, reject) => {
+      cryptoSign('sha256', Buffer.from(input), key, (err, signature) => (err ? reject(err) : resolve(`${input}.${signature.toString('base64url')}`)));
+    });
+  }
+
+  /** The JWS signing input (RFC 7515 §5.1 step 6; the header encoded once per key and `typ`) and the key to sign it with. */
+  private signingInput(payload: Record<string, unknown>, typ: string, alg: IdTokenAlg): { input: string; key: SignKey } {
     this.maybeReload();
     const active = this.active.get(alg);
     if (!active) throw new Error(`no active ${alg} signing key`);
@@ -149,9 +187,7 @@ export class KeyRing {
       active.headers.set(typ, header);
     }
     const claims = payload.iat === undefined ? { ...payload, iat: Math.floor(this.clock.now() / 1000) } : payload;
-    const input = `${header}.${base64url(JSON.stringify(claims))}`;
-    const signature = cryptoSign('sha256', Buffer.from(input), alg === 'ES256' ? { key: active.privateKey, dsaEncoding: 'ieee-p1363' } : active.privateKey);
-    return `${input}.${signature.toString('base64url')}`;
+    return { input: `${header}.${base64url(JSON.stringify(claims))}`, key: active.signKey };
   }
 
   /** The key signing access tokens (ES256). */

@@ -105,7 +105,7 @@ export class TokenIssuer {
       ...(req.act ? { act: req.act } : {}),
       ...(bound || req.dpopJkt ? { cnf: { ...(bound ? { 'x5t#S256': bound } : {}), ...(req.dpopJkt ? { jkt: req.dpopJkt } : {}) } } : {}),
     };
-    return { token: this.keys.sign(claims as unknown as Record<string, unknown>, 'at+jwt'), expiresIn: ttl };
+    return { token: await this.keys.signAsync(claims as unknown as Record<string, unknown>, 'at+jwt'), expiresIn: ttl };
   }
 
   async refreshToken(stores: Stores, req: AccessTokenRequest & { familyId: string }): Promise<string> {

@@ -69,6 +69,6 @@ export class IdTokenIssuer {
       ...(grant.nonce ? { nonce: grant.nonce } : {}),
       ...(signIn ? { sid: signIn.sid } : {}),
     };
-    response.id_token = this.keys.sign(claims, 'JWT', grant.client.idTokenAlg ?? 'ES256');
+    response.id_token = await this.keys.signAsync(claims, 'JWT', grant.client.idTokenAlg ?? 'ES256');
   }
 }
