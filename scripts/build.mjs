@@ -91,30 +91,36 @@ export async function build() {
   mkdirSync(DIST, { recursive: true });
   for (const e of readdirSync(DIST)) if (e !== 'app') rmSync(join(DIST, e), { recursive: true, force: true });
   const esbuild = await import('esbuild');
-  const result = await esbuild.build({
-    absWorkingDir: ROOT,
-    entryPoints: { main: join(SRC, 'cli/main.ts') },
-    outdir: APP,
-    // The entry's name changes with its content, so a build never overwrites what a running server
-    // (or a worker its primary pins, bin/gatehouse.mjs) still loads.
-    entryNames: '[name]-[hash]',
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    external: EXTERNAL,
-    // Some bundled dependencies are CommonJS and call require() for Node's own modules.
-    banner: { js: "import { createRequire as __ghCreateRequire } from 'node:module'; const require = __ghCreateRequire(import.meta.url);" },
-    // A map file beside each chunk: stack traces in src/ terms with `node --enable-source-maps` (README).
-    sourcemap: 'linked',
-    sourcesContent: false,
-    // Class and function names as in src/ (error names, logs).
-    keepNames: true,
-    metafile: true,
-    logLevel: 'warning',
-    plugins: [srcRewrites, dependenciesImportNatively],
-  });
+  let result;
+  try {
+    result = await esbuild.build({
+      absWorkingDir: ROOT,
+      entryPoints: { main: join(SRC, 'cli/main.ts') },
+      outdir: APP,
+      // The entry's name changes with its content, so a build never overwrites what a running server
+      // (or a worker its primary pins, bin/gatehouse.mjs) still loads.
+      entryNames: '[name]-[hash]',
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      external: EXTERNAL,
+      // Some bundled dependencies are CommonJS and call require() for Node's own modules.
+      banner: { js: "import { createRequire as __ghCreateRequire } from 'node:module'; const require = __ghCreateRequire(import.meta.url);" },
+      // A map file beside each chunk: stack traces in src/ terms with `node --enable-source-maps` (README).
+      sourcemap: 'linked',
+      sourcesContent: false,
+      // Class and function names as in src/ (error names, logs).
+      keepNames: true,
+      metafile: true,
+      logLevel: 'warning',
+      plugins: [srcRewrites, dependenciesImportNatively],
+    });
+  } finally {
+    // esbuild's service process would otherwise live on beside the server this build is for.
+    await esbuild.stop();
+  }
   for (const f of files(SRC)) {
     if (f.endsWith('.ts')) continue;
     const to = join(DIST, relative(SRC, f));

@@ -22,9 +22,13 @@ describe('the compiled start (npm start)', { timeout: 180_000 }, () => {
   let stop: () => Promise<void>;
   let urls: { auth_url: string; bot_api_url: string };
   let stderr = '';
+  let pid: number;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gh-compiled-'));
+    // Stale on purpose: this start builds first, as the first `npm start` of a clone does.
+    const { BUILT } = await import('../../scripts/freshness.mjs');
+    if (existsSync(BUILT)) utimesSync(BUILT, new Date(0), new Date(0));
     const child = track(spawn(process.execPath, [BIN, 'serve', '--roles', 'auth,api,bot', '--host', '127.0.0.1', '--auth-port', '0', '--api-port', '0', '--bot-port', '0'], {
       env: { ...process.env, ...COMPILED, GATEHOUSE_DATABASE_URL: `sqlite:${join(dir, 'g.db')}`, GATEHOUSE_LOG_FORMAT: 'json', GATEHOUSE_LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -34,6 +38,7 @@ describe('the compiled start (npm start)', { timeout: 180_000 }, () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
     };
+    pid = child.pid!;
     child.stderr!.on('data', (d) => (stderr += d));
     urls = await new Promise((resolve, reject) => {
       let out = '';
@@ -48,6 +53,11 @@ describe('the compiled start (npm start)', { timeout: 180_000 }, () => {
   after(async () => {
     await stop?.();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('built first, then runs alone: no esbuild service process left beside the server', () => {
+    assert.match(stderr, /building dist\//);
+    assert.equal(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim(), '');
   });
 
   it('runs the bundle named by dist/.built, which is then fresh', async () => {
