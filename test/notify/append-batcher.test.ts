@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { newEvent, newId, type NotifyEvent } from '../../src/core/notify/events.js';
+import { newEvent, newId, rfc3339, type NotifyEvent } from '../../src/core/notify/events.js';
 import { AppendBatcher } from '../../src/store/notify/batch.js';
 
 const failed = (i: number, now = Date.now()) => newEvent('user.login.failed', { user_id: null, username: `u${i}`, ip: '192.0.2.1', reason: 'invalid_credentials' }, now);
@@ -86,5 +86,14 @@ describe('newId', () => {
     const later = newId('msg_', t + 1);
     assert.ok(later > ids.at(-1)!, 'a later millisecond sorts after');
     assert.equal(later.slice(14, 17), '000', 'the sequence starts again');
+  });
+});
+
+describe('rfc3339', () => {
+  it('formats every millisecond as Date#toISOString does, the same one twice in a row included', () => {
+    for (const ms of [0, 1, 1, Date.UTC(2026, 10, 25, 5, 3, 20, 123), Date.UTC(2026, 10, 25, 5, 3, 20, 123) + 0.7, Date.UTC(2026, 10, 25, 5, 3, 20, 124), 1]) {
+      assert.equal(rfc3339(ms), new Date(ms).toISOString());
+    }
+    assert.throws(() => rfc3339(Number.NaN), RangeError);
   });
 });

@@ -163,8 +163,22 @@ export function newEvent<T extends EventType>(type: T, data: EventPayloads[T], n
   };
 }
 
-/** RFC 3339 in UTC, as the delivery body's `timestamp` and every time in `data`. */
-export const rfc3339 = (ms: number) => new Date(ms).toISOString();
+let lastMs = NaN;
+let lastText = '';
+
+/**
+ * RFC 3339 in UTC, as the delivery body's `timestamp` and every time in
+ * `data`. The last one is remembered: the token path formats an expiry per
+ * token, and at thousands of tokens a second most fall in the same
+ * millisecond as the one before.
+ */
+export function rfc3339(ms: number): string {
+  if (ms !== lastMs) {
+    lastText = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastText;
+}
 
 /** The delivery body, as docs/events.md (Delivery) documents it: `{"type","timestamp","data"}`. */
 export function deliveryBody(e: NotifyEvent): string {
