@@ -78,17 +78,8 @@ export class SqlBotStore implements BotStore {
     return r && toBot(r, this.secrets);
   }
 
-  async findByTokenHash(hash: string): Promise<BotRecord | undefined> {
-    const useCache = this.cacheTtlMs > 0 && !this.db.isTransaction;
-    if (useCache) {
-      const hit = this.cache.get(hash);
-      if (hit && hit.generation === generation && hit.expiresAt > performance.now()) return copyBot(hit.bot);
-    }
-    const seen = generation;
-    const r = await this.db.selectFrom('bots').selectAll().where('token_hash', '=', hash).executeTakeFirst();
-    const bot = r && toBot(r, this.secrets);
-    if (bot && useCache) this.remember(hash, bot, seen);
-    return bot;
+  findByTokenHash(hash: string): Promise<BotRecord | undefined> {
+    return this.cached(hash, () => this.db.selectFrom('bots').selectAll().where('token_hash', '=', hash).executeTakeFirst());
   }
 
   /**
@@ -97,16 +88,20 @@ export class SqlBotStore implements BotStore {
    * bot found here is never one another process deleted more than
    * `cacheTtlMs` ago. Unknown usernames are not cached.
    */
-  async findByUsername(username: string): Promise<BotRecord | undefined> {
+  findByUsername(username: string): Promise<BotRecord | undefined> {
     const lower = username.toLowerCase();
+    return this.cached(`@${lower}`, () => this.db.selectFrom('bots').selectAll().where('username_lower', '=', lower).executeTakeFirst());
+  }
+
+  /** A bot by `key` from this process's cache while fresh, else `read` (remembered when found; never inside a transaction). */
+  private async cached(key: string, read: () => Promise<DB['bots'] | undefined>): Promise<BotRecord | undefined> {
     const useCache = this.cacheTtlMs > 0 && !this.db.isTransaction;
-    const key = `@${lower}`;
     if (useCache) {
       const hit = this.cache.get(key);
       if (hit && hit.generation === generation && hit.expiresAt > performance.now()) return copyBot(hit.bot);
     }
     const seen = generation;
-    const r = await this.db.selectFrom('bots').selectAll().where('username_lower', '=', lower).executeTakeFirst();
+    const r = await read();
     const bot = r && toBot(r, this.secrets);
     if (bot && useCache) this.remember(key, bot, seen);
     return bot;
