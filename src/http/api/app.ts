@@ -1,5 +1,5 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
-import formbody from '@fastify/formbody';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerFactory } from 'fastify';
+import { baseApp } from '../base-app.js';
 import { invalidRequest } from '../../core/errors.js';
 import { invalidToken } from '../../core/resource/errors.js';
 import { PROFILE_SCOPES, userProfile } from '../../core/resource/profile.js';
@@ -7,35 +7,23 @@ import type { AccessTokenVerifier } from '../../core/resource/token.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { gatehouseFastify, sendBearerError } from '../../middleware/fastify.js';
 import { apiResourceMetadata } from './resource-metadata.js';
-import { clientCertificateReader, httpsOptions } from '../tls.js';
+import { clientCertificateReader } from '../tls.js';
 import { BEARER_CORS, readiness } from '../common.js';
 import { bearerAnswer, handlerFor } from '../errors.js';
-import { PARAMS, formBody, limitJsonDepth, validateWithZod, zodSchemaController } from '../input.js';
-import { instrumentHttp } from '../metrics.js';
+import { PARAMS, formBody, validateWithZod } from '../input.js';
 
 const REALM = 'gatehouse';
 
 /** Builds the resource server ({api_url}); never listens. */
 export async function buildApiServer(gh: Gatehouse, verifier: AccessTokenVerifier, logger?: FastifyBaseLogger, serverFactory?: FastifyServerFactory): Promise<FastifyInstance> {
-  const app = Fastify({
-    loggerInstance: logger,
-    // Request URLs may carry access tokens (RFC 6750 §2.3): no per-request log lines.
-    logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: gh.config.trustProxy,
-    ...httpsOptions(gh.config),
-    // The listener bound before the services were built (src/http/listener.ts).
-    ...(serverFactory ? { serverFactory } : {}),
-    // Routes are checked with zod (validateWithZod below): Fastify's JSON-schema compilers load only if ever needed.
-    schemaController: zodSchemaController,
+  const app = await baseApp(gh, 'api', {
+    logger, serverFactory, https: true,
     bodyLimit: 16 * 1024,
     // A path the router cannot decode (`/user/%ZZ`): RFC 6750 §3.1 invalid_request, not fastify's own body.
     frameworkErrors: (_err, _req, reply) => {
       sendBearerError(reply, invalidRequest('malformed request path'), REALM);
     },
   });
-  await app.register(formbody);
-  instrumentHttp(app, 'api');
-  limitJsonDepth(app);
   validateWithZod(app);
   // Malformed bodies, unsupported media types, oversize: invalid_request with a challenge (RFC 6750 §3.1).
   app.setErrorHandler(handlerFor((e) => bearerAnswer(e, REALM)));

@@ -1,5 +1,5 @@
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import formbody from '@fastify/formbody';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerFactory } from 'fastify';
+import { baseApp } from '../base-app.js';
 import cookie from '@fastify/cookie';
 import type { Gatehouse } from '../../gatehouse.js';
 import { handleError, readiness, rejectNulCharacters, sendErrorPage, sendOAuthError } from '../common.js';
@@ -19,32 +19,18 @@ import { registrationRoutes } from './registration-routes.js';
 import { deviceAuthorizationRoute, devicePages } from './device-routes.js';
 import { cibaRoutes } from './ciba-routes.js';
 import { consolePages } from '../console/index.js';
-import { httpsOptions } from '../tls.js';
-import { limitJsonDepth, validateWithZod, zodSchemaController } from '../input.js';
-import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
-import { instrumentHttp } from '../metrics.js';
+import { validateWithZod } from '../input.js';
 
 /** Builds the authorization server ({auth_url}); never listens (tests call inject or listen themselves). */
 export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger, serverFactory?: FastifyServerFactory): Promise<FastifyInstance> {
-  const app = Fastify({
-    loggerInstance: logger,
-    // Per-request log lines would carry URLs (codes, states) and cost throughput; errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: gh.config.trustProxy,
-    ...httpsOptions(gh.config),
-    // The listener bound before the services were built (src/http/listener.ts).
-    ...(serverFactory ? { serverFactory } : {}),
-    // Routes are checked with zod (validateWithZod below): Fastify's JSON-schema compilers load only if ever needed.
-    schemaController: zodSchemaController,
+  const app = await baseApp(gh, 'auth', {
+    logger, serverFactory, https: true,
     bodyLimit: 64 * 1024,
     // A path the router cannot decode (`/%ZZ`) or an over-long path parameter: an RFC-shaped 400, not fastify's own body.
     frameworkErrors: (_err, _req, reply) => {
       sendOAuthError(reply, invalidRequest('malformed request path'));
     },
   });
-  await app.register(formbody);
-  instrumentHttp(app, 'auth');
-  limitJsonDepth(app);
   validateWithZod(app);
   app.setErrorHandler(handleError);
   app.addHook('preHandler', rejectNulCharacters);
