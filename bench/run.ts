@@ -41,7 +41,8 @@ const USAGE = `usage: npm run bench -- [options]
   --profile DIR     run every server under node --cpu-prof, profiles written to DIR
                     (read one with: node --import tsx bench/profile-summary.ts FILE)
   --seed N[,M…]     cost vs data instead: token and introspection scenarios with 0, then N (then M)
-                    stored tokens and grants, and a purge of expired rows under load (bench/seed.ts)
+                    stored tokens and grants, and a purge of expired rows under load (bench/seed.ts);
+                    with --gatehouse, each checkout in turn; with --only, those scenarios and no purge
   --out FILE        markdown report (default docs/benchmarks.md)
   --chart FILE      SVG chart (default docs/benchmarks.svg, beside --out)
   --no-write        print the table only`;
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
   const bare = (s: string) => startChild(s, [...profileFlags, '--import', 'tsx', serverScript(s)], urlLine).then((r) => ({ url: r.value, pid: r.child.proc.pid }));
 
   if (opts.seed) {
-    await seedRun({ dbs, sizes: opts.seed, load: opts.load, out: opts.out, command: commandLine(), profileFlags, fastify: await bare('bare-fastify') });
+    await seedRun({ dbs, sizes: opts.seed, load: opts.load, out: opts.out, command: commandLine(), profileFlags, fastify: await bare('bare-fastify'), bins: opts.bins, only: opts.only });
     return;
   }
 

@@ -1,7 +1,7 @@
-import { sha256 } from '../crypto.js';
 import type { Clock, Stores } from '../ports.js';
 import type { OAuthConfig } from './config.js';
 import type { KeyRing } from './keys.js';
+import { tokenKey } from './token-key.js';
 import { OPAQUE_PREFIX, REFRESH_PREFIX } from './tokens.js';
 
 /** What the server knows about a token it issued. Times in seconds (RFC 7662 style). */
@@ -73,7 +73,7 @@ export class TokenInspector {
   }
 
   private async opaque(token: string): Promise<TokenInfo | undefined> {
-    const t = await this.deps.stores.tokens.getAccess(sha256(token));
+    const t = await this.deps.stores.tokens.getAccess(tokenKey(token));
     if (!t) return undefined;
     const now = this.deps.clock.now();
     const active = t.revokedAt === null && t.expiresAt > now && !(await this.familyRevoked(t.familyId));
@@ -89,7 +89,7 @@ export class TokenInspector {
   }
 
   private async refresh(token: string): Promise<TokenInfo | undefined> {
-    const t = await this.deps.stores.tokens.getRefresh(sha256(token));
+    const t = await this.deps.stores.tokens.getRefresh(tokenKey(token));
     if (!t) return undefined;
     const now = this.deps.clock.now();
     const active = t.revokedAt === null && t.rotatedAt === null && t.expiresAt > now && !(await this.familyRevoked(t.familyId));

@@ -1,11 +1,11 @@
 import { GatehouseError } from '../errors.js';
-import { sha256 } from '../crypto.js';
 import { required, single } from '../params.js';
 import type { Clock, Storage } from '../ports.js';
 import type { CredentialThrottle } from '../throttle.js';
 import { formatScope } from '../scope.js';
 import { recordEvent } from '../notify/record.js';
 import { authenticateClient } from './client-auth.js';
+import { tokenKey } from './token-key.js';
 import type { ClientAssertions } from './client-assertion.js';
 import type { OAuthConfig } from './config.js';
 import type { TokenInspector } from './inspect.js';
@@ -68,7 +68,7 @@ export async function revoke(
       if (!info.familyId) return;
       await tx.tokens.revokeFamily(info.familyId, now);
     } else if (info.format === 'opaque') {
-      await tx.tokens.revokeAccess(sha256(token), now);
+      await tx.tokens.revokeAccess(tokenKey(token), now);
     } else if (info.jti) {
       await tx.tokens.revokeJti(info.jti, info.exp * 1000);
     } else {

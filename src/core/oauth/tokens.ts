@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { randomToken, sha256 } from '../crypto.js';
 import { isPublic, type Client } from '../model.js';
 import type { Clock, NextRefresh, Stores } from '../ports.js';
 import { formatScope } from '../scope.js';
@@ -9,8 +8,9 @@ import { rfc3339 } from '../notify/events.js';
 import { recordEvent } from '../notify/record.js';
 import { certificateBinding } from './mtls.js';
 import { audienceClaim } from './resource-indicators.js';
+import { newToken, tokenKey } from './token-key.js';
 
-/** Prefixes make leaked tokens recognisable to secret scanners. */
+/** Prefixes make leaked tokens recognisable to secret scanners; what follows: src/core/oauth/token-key.ts. */
 export const OPAQUE_PREFIX = 'gh_at_';
 export const REFRESH_PREFIX = 'gh_rt_';
 
@@ -82,9 +82,9 @@ export class TokenIssuer {
       family_id: req.familyId, expires_at: rfc3339(now + ttl * 1000),
     }, now);
     if (req.client.tokenFormat === 'opaque') {
-      const token = OPAQUE_PREFIX + randomToken();
+      const token = newToken(OPAQUE_PREFIX, now);
       await stores.tokens.saveAccess({
-        tokenHash: sha256(token), jti, familyId: req.familyId, clientId: req.client.id, userId: req.userId,
+        tokenHash: tokenKey(token), jti, familyId: req.familyId, clientId: req.client.id, userId: req.userId,
         scope: req.scope, createdAt: now, expiresAt: now + ttl * 1000, revokedAt: null, ...(bound ? { certThumbprint: bound } : {}),
         ...(req.audience?.length ? { audience: req.audience } : {}), ...(req.act ? { act: req.act } : {}),
         ...(req.dpopJkt ? { dpopJkt: req.dpopJkt } : {}),
@@ -125,11 +125,11 @@ export class TokenIssuer {
    * one-step rotation and code redemption store it with the grant's write).
    */
   nextRefresh(req: Pick<AccessTokenRequest, 'client' | 'dpopJkt'>, now: number): { token: string; next: NextRefresh } {
-    const token = REFRESH_PREFIX + randomToken();
+    const token = newToken(REFRESH_PREFIX, now);
     return {
       token,
       next: {
-        tokenHash: sha256(token), expiresAt: now + this.config.refreshTokenTtl * 1000,
+        tokenHash: tokenKey(token), expiresAt: now + this.config.refreshTokenTtl * 1000,
         // RFC 9449 §5: a public client has no other credential, so its refresh token is bound to the key;
         // a confidential client's is bound to its authentication already.
         dpopJkt: req.dpopJkt && isPublic(req.client) ? req.dpopJkt : null,

@@ -1,8 +1,9 @@
 import { invalidDpopProof, invalidGrant, invalidScope } from '../../errors.js';
-import { safeEqual, sha256 } from '../../crypto.js';
+import { safeEqual } from '../../crypto.js';
 import { required, single } from '../../params.js';
 import { formatScope, isSubset, parseScope } from '../../scope.js';
 import { tokenTypeOf, type TokenResponse } from '../tokens.js';
+import { tokenKey } from '../token-key.js';
 import { recordEvent, wouldRecord } from '../../notify/record.js';
 import type { Client, RefreshToken } from '../../model.js';
 import type { Stores } from '../../ports.js';
@@ -20,7 +21,7 @@ export const refreshTokenGrant: Grant = {
   grantType: 'refresh_token',
   parameters: new Set(['refresh_token', 'scope', 'resource']),
   async handle({ client, params, dpopJkt }, { storage, clock, tokenIssuer, idTokens, config }) {
-    const hash = sha256(required(params, 'refresh_token'));
+    const hash = tokenKey(required(params, 'refresh_token'));
     const requested = parseScope(single(params, 'scope'));
     const now = clock.now();
 
