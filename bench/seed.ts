@@ -74,7 +74,7 @@ export async function seedTokens(databaseUrl: string, tokens: number, clientId: 
   if (databaseUrl.startsWith('sqlite:')) {
     const db = new SQLite(databaseUrl.slice('sqlite:'.length));
     db.pragma('busy_timeout = 10000');
-    // Random keys into indexes of millions of rows: a page cache larger than the default 2 MB keeps the load quick.
+    // Random family ids into an index of millions of rows: a page cache larger than the default 2 MB keeps the load quick.
     db.pragma('cache_size = -262144');
     const fam = db.prepare('INSERT INTO token_families (id, client_id, user_id, scope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)');
     const at = db.prepare('INSERT INTO access_tokens (token_hash, jti, family_id, client_id, user_id, scope, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)');
