@@ -49,12 +49,12 @@ export class ClusterWakeups implements Wakeups {
     }
   }
 
-  publish(topic: string, message = ''): void {
-    this.local.publish(topic, message);
+  publish(topic: string, message = '', local?: unknown): void {
+    this.local.publish(topic, message, local);
     this.channel.send({ gh: 'pub', topic, message });
   }
 
-  subscribe(topic: string, listener: (message: string) => void): () => void {
+  subscribe(topic: string, listener: (message: string, local?: unknown) => void): () => void {
     return this.counts.add(topic, this.local.subscribe(topic, listener), () => {
       const id = this.nextId++;
       const acked = new Promise<void>((resolve) => this.acks.set(id, resolve));

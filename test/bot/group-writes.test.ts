@@ -50,6 +50,34 @@ for (const { kind, skip } of await databaseKinds()) {
       const byText = new Map(sent.map((m) => [m.text!, m.message_id]));
       for (const u of updates) assert.equal(u.message!.message_id, byText.get(u.message!.text!));
     });
+
+    it('a long poll waiting at an offset answers the updates committed meanwhile (handed over in-process) exactly as stored', async () => {
+      const first = await chats[0]!.send(bot, 'before the poll');
+      // offset -1: only the newest update is kept (the earlier test's are gone).
+      const [last] = (await botApi(server.botUrl, token, 'getUpdates', { offset: -1, timeout: 0 })).body.result as Update[];
+      assert.equal(last!.message!.message_id, first.message_id);
+      const offset = last!.update_id + 1;
+      await botApi(server.botUrl, token, 'getUpdates', { offset, timeout: 0 });
+      const answered: Update[] = [];
+      const polling = (async () => {
+        let at = offset;
+        while (answered.length < 5) {
+          const batch = (await botApi(server.botUrl, token, 'getUpdates', { offset: at, timeout: 10 })).body.result as Update[];
+          if (!answered.length) await Promise.all(chats.slice(2, 5).map((c, i) => c.send(bot, `later ${i}`)));
+          // Each answer as storage holds it (read before anything of it is confirmed).
+          assert.deepEqual(batch, (await botApi(server.botUrl, token, 'getUpdates', { offset: at, timeout: 0, limit: batch.length })).body.result);
+          answered.push(...batch);
+          at = batch.at(-1)!.update_id + 1;
+        }
+      })();
+      // The poll waits before the first two are written: they wake it.
+      await new Promise((r) => setTimeout(r, 300));
+      await Promise.all(chats.slice(0, 2).map((c, i) => c.send(bot, `meanwhile ${i}`)));
+      await polling;
+      const ids = answered.map((u) => u.update_id);
+      assert.deepEqual(ids, ids.map((_, i) => offset + i), 'consecutive from the offset');
+      assert.deepEqual(answered.map((u) => u.message!.text).sort(), ['later 0', 'later 1', 'later 2', 'meanwhile 0', 'meanwhile 1']);
+    });
   });
 }
 

@@ -146,7 +146,8 @@ export class Conversations {
       this.personIds.set(userId, person.id);
     }
     wakeups.publish(topics.chat(bot.id, person.id), chatChange.added(stored.messageId));
-    if (update) wakeups.publish(topics.updates(bot.id), String(update.update_id));
+    // The update itself rides along for a long poll in this process (getUpdates answers it without reading it back).
+    if (update) wakeups.publish(topics.updates(bot.id), String(update.update_id), update);
     return { message: messageObject(stored, bot, person), bot, person, stored, chat };
   }
 }

@@ -41,6 +41,7 @@ export interface BotMethod<M extends MethodName = MethodName, P = unknown> {
    * The method acts on the bot's row (its webhook, allowed_updates, last
    * error): it runs with the row as stored now, not the one remembered by
    * token (src/store/bot/bots.ts), which another process may have changed.
+   * (getUpdates reads the row itself, with the statement that confirms.)
    */
   readonly currentBot?: boolean;
   /** The chat a call writes a message into: flood control applies to it (api.ts). */

@@ -193,6 +193,13 @@ export interface ChatStore {
   lastMessage(botId: number, chatId: number): Promise<StoredMessage | undefined>;
 }
 
+/** What UpdateStore.pollAs read: the bot row's state for getUpdates, and the updates from the offset. */
+export interface PolledUpdates {
+  webhookSet: boolean;
+  allowedUpdates: string[] | null;
+  updates: StoredUpdate[];
+}
+
 export interface UpdateStore {
   /**
    * Allocates the bot's next update_id atomically (one more than the last,
@@ -207,6 +214,14 @@ export interface UpdateStore {
   deleteBelow(botId: number, updateId: number): Promise<number>;
   /** deleteBelow(offset), then list(offset): getUpdates with an offset, in one statement where the database allows. */
   confirmAndList(botId: number, offset: number, limit: number): Promise<StoredUpdate[]>;
+  /**
+   * getUpdates with an offset, as its bot row is stored now: undefined when
+   * the bot is gone or its token hash is no longer `tokenHash`; with a
+   * webhook set, nothing confirmed or listed; otherwise confirmAndList. One
+   * statement where the database allows (the row read with the confirmation,
+   * not a round trip before it).
+   */
+  pollAs(botId: number, tokenHash: string, offset: number, limit: number): Promise<PolledUpdates | undefined>;
   /** Keeps only the newest `count` updates. */
   keepLast(botId: number, count: number): Promise<void>;
   deleteAll(botId: number): Promise<void>;

@@ -6,9 +6,14 @@
  * topics between processes.
  */
 export interface Wakeups {
-  publish(topic: string, message?: string): void;
+  /**
+   * `local` goes as it is to this process's listeners only, never to other
+   * processes (a listener woken from elsewhere gets none and reads storage):
+   * what the publisher just committed, so a waiter here need not read it back.
+   */
+  publish(topic: string, message?: string, local?: unknown): void;
   /** Returns the unsubscribe function. */
-  subscribe(topic: string, listener: (message: string) => void): () => void;
+  subscribe(topic: string, listener: (message: string, local?: unknown) => void): () => void;
   /** Resolves once every subscription made so far receives messages (Redis confirms them asynchronously). */
   ready(): Promise<void>;
   /** True while wake-ups from other processes may be lost (Redis away): waiters then also re-read storage. */
@@ -44,15 +49,15 @@ export const chatChange = {
 };
 
 export class LocalWakeups implements Wakeups {
-  private readonly listeners = new Map<string, Set<(m: string) => void>>();
+  private readonly listeners = new Map<string, Set<(m: string, local?: unknown) => void>>();
 
-  publish(topic: string, message = ''): void {
+  publish(topic: string, message = '', local?: unknown): void {
     const set = this.listeners.get(topic);
     if (!set) return;
-    for (const fn of [...set]) fn(message);
+    for (const fn of [...set]) fn(message, local);
   }
 
-  subscribe(topic: string, listener: (message: string) => void): () => void {
+  subscribe(topic: string, listener: (message: string, local?: unknown) => void): () => void {
     let set = this.listeners.get(topic);
     if (!set) this.listeners.set(topic, (set = new Set()));
     set.add(listener);
@@ -137,9 +142,9 @@ export class Waiter {
   private fired = false;
   private readonly unsubscribe: (() => void)[];
 
-  constructor(private readonly wakeups: Wakeups, topicList: string[], private readonly onMessage?: (topic: string, message: string) => boolean) {
-    this.unsubscribe = topicList.map((t) => wakeups.subscribe(t, (m) => {
-      if (this.onMessage && !this.onMessage(t, m)) return;
+  constructor(private readonly wakeups: Wakeups, topicList: string[], private readonly onMessage?: (topic: string, message: string, local?: unknown) => boolean) {
+    this.unsubscribe = topicList.map((t) => wakeups.subscribe(t, (m, local) => {
+      if (this.onMessage && !this.onMessage(t, m, local)) return;
       this.fired = true;
       this.wake?.();
     }));

@@ -43,6 +43,7 @@ export class RedisWakeups implements Wakeups {
     return this.relay?.connected() ? RELAYED_POLL_MS : DEGRADED_POLL_MS;
   }
 
+  /** This process's listeners hear it back from Redis too, so a publisher's `local` value is not kept: they read storage. */
   publish(topic: string, message = ''): void {
     if (this.pub.status !== 'ready') return this.publishWithoutRedis(topic, message);
     this.pub.publish(this.prefix + topic, message).catch(() => this.publishWithoutRedis(topic, message));
@@ -53,7 +54,7 @@ export class RedisWakeups implements Wakeups {
     if (!this.relay?.publish(this.prefix + topic, message)) this.local.publish(topic, message);
   }
 
-  subscribe(topic: string, listener: (message: string) => void): () => void {
+  subscribe(topic: string, listener: (message: string, local?: unknown) => void): () => void {
     return this.counts.add(topic, this.local.subscribe(topic, listener),
       () => this.track(this.sub.subscribe(this.prefix + topic)),
       () => this.track(this.sub.unsubscribe(this.prefix + topic)));

@@ -1,6 +1,6 @@
 import type { Update } from '@grammyjs/types';
 import { CompiledQuery, PostgresAdapter, type Kysely } from 'kysely';
-import type { StoredUpdate, UpdateStore } from '../../core/bot/ports.js';
+import type { PolledUpdates, StoredUpdate, UpdateStore } from '../../core/bot/ports.js';
 import type { BotUpdatesTable, DB } from '../schema.js';
 import { nextUpdateId } from './bots.js';
 
@@ -24,6 +24,21 @@ const LIST_ALL_PG = 'select * from bot_updates where bot_id = $1::bigint order b
 /** $1 bot, $2 offset (deletes below it, lists from it), $3 limit. */
 const CONFIRM_AND_LIST_PG = `with gone as (delete from bot_updates where bot_id = $1::bigint and update_id < $2::bigint)
   select * from bot_updates where bot_id = $1::bigint and update_id >= $2::bigint order by update_id limit $3::int`;
+
+/**
+ * UpdateStore.pollAs on PostgreSQL: $1 bot, $2 offset, $3 limit, $4 the token hash the caller holds. The bot row's
+ * state, and with it (left join: none when the token changed or a webhook is set) the updates from the offset; the
+ * deletion below the offset only under the same condition. No row: no such bot.
+ */
+const POLL_AS_PG = `with b as (select token_hash, webhook_url is not null as hooked, allowed_updates from bots where id = $1::bigint),
+  gone as (delete from bot_updates where bot_id = $1::bigint and update_id < $2::bigint
+    and exists (select 1 from b where b.token_hash = $4::text and not b.hooked))
+  select b.token_hash as b_token_hash, b.hooked as b_hooked, b.allowed_updates as b_allowed_updates, u.*
+  from b left join lateral (select * from bot_updates where bot_id = $1::bigint and update_id >= $2::bigint order by update_id limit $3::int) u
+    on b.token_hash = $4::text and not b.hooked
+  order by u.update_id`;
+
+type PollRow = { b_token_hash: string | null; b_hooked: boolean; b_allowed_updates: string | null } & Partial<BotUpdatesTable>;
 
 const toUpdate = (r: BotUpdatesTable): StoredUpdate => ({
   botId: r.bot_id, updateId: r.update_id, chatId: r.chat_id, update: JSON.parse(r.payload) as Update, createdAt: r.created_at,
@@ -92,6 +107,22 @@ export class SqlUpdateStore implements UpdateStore {
     if (this.pg) return (await this.db.executeQuery<BotUpdatesTable>(CompiledQuery.raw(CONFIRM_AND_LIST_PG, [botId, offset, limit]))).rows.map(toUpdate);
     await this.deleteBelow(botId, offset);
     return this.list(botId, offset, limit);
+  }
+
+  async pollAs(botId: number, tokenHash: string, offset: number, limit: number): Promise<PolledUpdates | undefined> {
+    if (this.pg) {
+      const { rows } = await this.db.executeQuery<PollRow>(CompiledQuery.raw(POLL_AS_PG, [botId, offset, limit, tokenHash]));
+      const b = rows[0];
+      if (!b || b.b_token_hash !== tokenHash) return undefined;
+      const allowedUpdates = b.b_allowed_updates === null ? null : (JSON.parse(b.b_allowed_updates) as string[]);
+      const updates = rows.filter((r) => r.update_id !== null && r.update_id !== undefined).map((r) => toUpdate(r as BotUpdatesTable));
+      return { webhookSet: b.b_hooked, allowedUpdates, updates };
+    }
+    const b = await this.db.selectFrom('bots').select(['token_hash', 'webhook_url', 'allowed_updates']).where('id', '=', botId).executeTakeFirst();
+    if (!b || b.token_hash !== tokenHash) return undefined;
+    const allowedUpdates = b.allowed_updates === null ? null : (JSON.parse(b.allowed_updates) as string[]);
+    if (b.webhook_url !== null) return { webhookSet: true, allowedUpdates, updates: [] };
+    return { webhookSet: false, allowedUpdates, updates: await this.confirmAndList(botId, offset, limit) };
   }
 
   async deleteBelow(botId: number, updateId: number): Promise<number> {

@@ -215,6 +215,33 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         await assert.rejects(storage.transaction((tx) => tx.updates.addMany(bot.id + 1, [{ chatId: 7, build: textUpdate(7, 'no bot') }], T)));
       });
 
+      it('polls as a bot: its row read with the confirmation; nothing confirmed for a changed token or a webhook', async () => {
+        const bot = aBot();
+        await storage.bots.create(bot);
+        const hash = bot.tokenHash!;
+        const added = await storage.transaction((tx) => tx.updates.addMany(bot.id, ['a', 'b', 'c'].map((t) => ({ chatId: 7, build: textUpdate(7, t) })), T));
+        const ids = added.map((u) => u.update_id);
+        const polled = await storage.updates.pollAs(bot.id, hash, ids[1]!, 10);
+        assert.deepEqual(polled, { webhookSet: false, allowedUpdates: null, updates: await storage.updates.list(bot.id, ids[1]!, 10) });
+        assert.deepEqual(polled!.updates.map((u) => u.update), added.slice(1));
+        assert.equal(await storage.updates.count(bot.id), 2, 'the update below the offset is confirmed');
+        assert.deepEqual((await storage.updates.pollAs(bot.id, hash, ids[1]!, 1))!.updates.map((u) => u.updateId), [ids[1]], 'limit');
+        // Another token, or no such bot: nothing read, nothing confirmed.
+        assert.equal(await storage.updates.pollAs(bot.id, hashOf('another'), ids[2]!, 10), undefined);
+        assert.equal(await storage.updates.pollAs(bot.id + 1, hash, ids[2]!, 10), undefined);
+        assert.equal(await storage.updates.count(bot.id), 2);
+        await storage.bots.setAllowedUpdates(bot.id, ['message', 'callback_query']);
+        assert.deepEqual((await storage.updates.pollAs(bot.id, hash, ids[2]! + 5, 10))?.allowedUpdates, ['message', 'callback_query']);
+        // Past the last update: everything confirmed, nothing listed.
+        assert.equal(await storage.updates.count(bot.id), 0);
+        const more = await storage.transaction((tx) => tx.updates.add(bot.id, 7, textUpdate(7, 'd'), T));
+        await storage.bots.setWebhook(bot.id, { url: 'https://example.test/hook', secretToken: null, maxConnections: 40, allowedUpdates: null, setAt: T });
+        assert.deepEqual(await storage.updates.pollAs(bot.id, hash, more.update_id + 1, 10), { webhookSet: true, allowedUpdates: ['message', 'callback_query'], updates: [] });
+        assert.equal(await storage.updates.count(bot.id), 1, 'a webhook is set: nothing confirmed');
+        await storage.bots.setTokenHash(bot.id, null);
+        assert.equal(await storage.updates.pollAs(bot.id, hash, more.update_id + 1, 10), undefined);
+      });
+
       it('an update added in a rolled-back transaction leaves nothing behind', async () => {
         const bot = aBot();
         await storage.bots.create(bot);
