@@ -66,6 +66,13 @@ function describeFailure(e: unknown): string {
  */
 class BotDelivery {
   private readonly busyChats = new Set<number | null>();
+  /**
+   * What this process stored of an update once its send ended (Infinity
+   * attempts: delivered and deleted), kept until a list shows it: a pump's
+   * list may have been read while that send was ending, and its stale row
+   * would send the update again, or retry it before its backoff.
+   */
+  private readonly settled = new Map<number, { attempts: number; nextAttemptAt: number }>();
   private active = 0;
   private timer: NodeJS.Timeout | undefined;
   private pumping = false;
@@ -100,13 +107,14 @@ class BotDelivery {
       this.timer = setTimeout(() => this.kick(), LEASE_MS / 2).unref();
       return;
     }
-    const pending = await updates.list(bot.id, undefined, 100);
+    const pending = this.fresh(await updates.list(bot.id, undefined, 100));
     const now = clock.now();
     const blocked = new Set<number | null>();
     // Renew the lease while deliveries or retries are outstanding.
     let wakeAt = pending.length ? now + LEASE_MS / 2 : Infinity;
     for (const u of pending) {
       if (this.active >= bot.webhook.maxConnections) break;
+      if (u.attempts === Infinity) continue; // Delivered since the list was read: the chat's next update may go.
       if (blocked.has(u.chatId) || this.busyChats.has(u.chatId)) {
         blocked.add(u.chatId);
         continue;
@@ -128,6 +136,22 @@ class BotDelivery {
     if (wakeAt !== Infinity) this.timer = setTimeout(() => this.kick(), Math.max(0, wakeAt - now)).unref();
   }
 
+  /**
+   * The list with what this process settled since applied over its stale
+   * rows. An entry is forgotten once a list shows the update as stored or no
+   * longer shows it: every list read after that began after the entry's write.
+   */
+  private fresh(list: StoredUpdate[]): StoredUpdate[] {
+    if (this.settled.size === 0) return list;
+    const listed = new Map(list.map((u) => [u.updateId, u]));
+    for (const [id, s] of this.settled) {
+      const row = listed.get(id);
+      if (row === undefined || row.attempts >= s.attempts) this.settled.delete(id);
+      else listed.set(id, { ...row, ...s });
+    }
+    return [...listed.values()];
+  }
+
   private async deliver(bot: BotRecord, u: StoredUpdate): Promise<void> {
     const { deps, post, policy } = this.owner;
     const { bots, updates, clock } = deps;
@@ -140,6 +164,7 @@ class BotDelivery {
       const reply = await post(webhook.url, JSON.stringify(u.update), headers, this.owner.signal);
       if (reply.status >= 200 && reply.status < 300) {
         await updates.delete(bot.id, u.updateId);
+        this.settled.set(u.updateId, { attempts: Infinity, nextAttemptAt: Infinity });
         await this.replyMethod(bot, reply);
         return;
       }
@@ -152,7 +177,9 @@ class BotDelivery {
     const attempts = u.attempts + 1;
     const now = clock.now();
     const backoff = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(attempts - 1, 20));
-    await updates.markAttempt(bot.id, u.updateId, attempts, now + Math.max(backoff, wait));
+    const nextAttemptAt = now + Math.max(backoff, wait);
+    await updates.markAttempt(bot.id, u.updateId, attempts, nextAttemptAt);
+    this.settled.set(u.updateId, { attempts, nextAttemptAt });
     await bots.setLastError(bot.id, now, failure);
   }
 
