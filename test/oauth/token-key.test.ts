@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256 } from '../../src/core/crypto.js';
-import { newToken, timePart, tokenKey } from '../../src/core/oauth/token-key.js';
+import { newFamilyId, newToken, timePart, tokenKey } from '../../src/core/oauth/token-key.js';
 import { OPAQUE_PREFIX, REFRESH_PREFIX } from '../../src/core/oauth/tokens.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -60,6 +60,21 @@ describe('token keys (src/core/oauth/token-key.ts)', () => {
       `${near.slice(0, 6)}-${near.slice(7)}`, `${near.slice(0, -1)}=`, `${near.slice(0, -1)}\u0000`,
     ];
     for (const s of odd) assert.equal(tokenKey(s), sha256(s), JSON.stringify(s.slice(0, 60)));
+  });
+
+  it('a grant family id is a UUID version 7 of its creation time: ids grow with time in both collations, and are unique', () => {
+    const times = [0, 1, 255, 256, 2 ** 40, Date.now() - 1, Date.now(), Date.now() + 1, 2 ** 48 - 1];
+    const ids = times.map((t) => newFamilyId(t));
+    for (const [i, id] of ids.entries()) {
+      assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.equal(parseInt(id.replace(/-/g, '').slice(0, 12), 16), times[i]);
+    }
+    assert.deepEqual([...ids].sort(), ids);
+    assert.deepEqual([...ids].sort((a, b) => a.localeCompare(b, 'en')), ids);
+    const now = Date.now();
+    assert.equal(new Set(Array.from({ length: 10_000 }, () => newFamilyId(now))).size, 10_000);
+    // Out of range: clamped, never thrown.
+    for (const t of [-5, Number.NaN, Infinity, 2 ** 48, 1e20]) assert.match(newFamilyId(t), /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
   });
 });
 

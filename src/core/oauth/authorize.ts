@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newFamilyId } from './token-key.js';
 import { GatehouseError, invalidRequest, unauthorizedClient, unsupportedResponseType, accessDenied, type ErrorRedirect } from '../errors.js';
 import { randomToken, sha256 } from '../crypto.js';
 import type { Client } from '../model.js';
@@ -160,7 +160,7 @@ export class AuthorizationEndpoint {
     const mode = req.responseType === 'code' ? 'query' : 'fragment';
     if (req.responseType === 'code') {
       const code = randomToken();
-      const familyId = randomUUID();
+      const familyId = newFamilyId(now);
       await storage.codes.save({
         codeHash: sha256(code), clientId: req.client.id, userId: user.id, redirectUri: req.redirectUriParam,
         scope: req.scope, codeChallenge: req.codeChallenge ?? null, codeChallengeMethod: req.codeChallenge ? 'S256' : null,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { randomToken, sha256 } from '../crypto.js';
 
 /**
@@ -46,4 +47,30 @@ export function newToken(prefix: string, now: number): string {
 export function tokenKey(token: string): string {
   if (TIMED.test(token)) return token.slice(PREFIX_LENGTH, PREFIX_LENGTH + TIME_DIGITS) + sha256(token);
   return sha256(token);
+}
+
+/** 2^48 - 1 ms: what a UUID version 7's time field holds (the year 10889). */
+const MAX_UUID_TIME = 2 ** 48 - 1;
+
+/** `id` (16 bytes, the first 6 the time) as a UUID version 7 string (RFC 9562 §5.7). */
+export function uuidV7Of(id: Buffer, ms: number): string {
+  id.writeUIntBE(Number.isFinite(ms) ? Math.min(MAX_UUID_TIME, Math.max(0, Math.floor(ms))) : 0, 0, 6);
+  id[6] = (id[6]! & 0x0f) | 0x70;
+  id[8] = (id[8]! & 0x3f) | 0x80;
+  const h = id.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/**
+ * A new grant family's id, created at `now`: a UUID version 7 (RFC 9562
+ * §5.7: 48 bits of milliseconds, then 74 random bits), still a UUID as the
+ * ids before it were. A family is stored under its id and every refresh and
+ * access token of it indexes the id (revocation by family), so ids that grow
+ * with time put new families and their tokens at the right edge of those
+ * indexes, as token keys are, instead of on a random page of millions
+ * (docs/benchmarks.md, Cost vs stored data). The id is no secret: our JWTs
+ * carry it (`fid`).
+ */
+export function newFamilyId(now: number): string {
+  return uuidV7Of(randomBytes(16), now);
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newFamilyId } from '../token-key.js';
 import type { Client } from '../../model.js';
 import { required } from '../../params.js';
 import type { BackchannelRequest } from '../device-ports.js';
@@ -13,8 +13,8 @@ import { mayRefresh, type Grant, type GrantDeps } from './grant.js';
  */
 export async function issueForApproved(r: BackchannelRequest, client: Client, deps: Pick<GrantDeps, 'storage' | 'clock' | 'tokenIssuer' | 'idTokens'>): Promise<TokenResponse> {
   const userId = r.userId!;
-  const familyId = randomUUID();
   const now = deps.clock.now();
+  const familyId = newFamilyId(now);
   return deps.storage.transaction(async (tx) => {
     await tx.tokens.createFamily({ id: familyId, clientId: client.id, userId, scope: r.scope, createdAt: now, revokedAt: null });
     await tx.consents.grant(userId, client.id, r.scope, now);

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newFamilyId } from '../token-key.js';
 import { invalidGrant } from '../../errors.js';
 import { required, single } from '../../params.js';
 import { resolveScope } from '../../scope.js';
@@ -26,7 +26,7 @@ export const passwordGrant: Grant = {
       throw invalidGrant('this account has a second factor; the password grant cannot be used for it: sign in through the authorization endpoint');
     }
     const now = clock.now();
-    const familyId = randomUUID();
+    const familyId = newFamilyId(now);
     return storage.transaction(async (tx) => {
       await tx.tokens.createFamily({ id: familyId, clientId: client.id, userId: outcome.user.id, scope, createdAt: now, revokedAt: null });
       return tokenIssuer.respond(tx, { client, userId: outcome.user.id, scope, familyId, dpopJkt }, mayRefresh(client));
