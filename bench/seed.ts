@@ -7,10 +7,12 @@
  * another process, to show service goes on meanwhile.
  *
  * Bulk loading writes the rows Gatehouse would write (keys, families,
- * times), straight into the tables: SQLite through one prepared INSERT in
- * transactions of 50,000 rows, PostgreSQL through INSERT … SELECT FROM
- * unnest($1::text[], …) with 50,000 rows a statement. Keys are time-ordered
- * (src/core/oauth/token-key.ts), as if issued one a millisecond until now.
+ * times), straight into the tables, with every index in place: SQLite
+ * through one prepared INSERT in transactions of 500,000 tokens, PostgreSQL
+ * through COPY … FROM STDIN, a transaction per 500,000 tokens; both without
+ * waiting for a flush per commit on the seeding connection only. Keys and
+ * family ids are time-ordered (src/core/oauth/token-key.ts), as if issued
+ * one a millisecond until now, or until the oldest token of an earlier load.
  *
  * With `--gatehouse NAME=PATH` each checkout is measured in turn on a
  * database of its own, seeded by that checkout's bench/seed.ts (the rows its
@@ -18,24 +20,28 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { GATEHOUSE_BIN, startGatehouse, type DbKind, type GatehouseUnderTest } from './gatehouse.js';
 import { measure, type Figures, type LoadOptions } from './load.js';
 import { startChild, stopChild } from './procs.js';
 import { loadAverage, machine, markdownTable, percent, replaceSection } from './report.js';
 import { gatehouseScenarios, type Server } from './scenarios.js';
 import { PURGE_BATCH } from '../src/store/purge.js';
-import { timePart } from '../src/core/oauth/token-key.js';
+import { timePart, uuidV7Of } from '../src/core/oauth/token-key.js';
 
-const CHUNK = 50_000;
+/** Tokens a transaction: big enough that per-statement and per-commit costs vanish, small enough to stay in memory. */
+const CHUNK = 500_000;
 const HOUR = 3600_000;
 
 /** What one seeded slice holds: half opaque access tokens, half refresh tokens, one grant (token family) per two of each. */
 interface Slice {
-  families: { id: string[]; created: number[] };
+  families: string[];
   access: { hash: string[]; jti: string[]; family: string[] };
   refresh: { hash: string[]; family: string[] };
 }
@@ -50,17 +56,36 @@ const ids = (n: number, bytes: number) => {
 /** Keys as Gatehouse stores them (src/core/oauth/token-key.ts): the issue time, then a hash (here random), one millisecond apart from `from`. */
 const keys = (n: number, from: number) => ids(n, 33).map((h, i) => timePart(from + i) + h.slice(0, 43));
 
+/** Family ids as Gatehouse makes them (UUID version 7, token-key.ts newFamilyId), created at `times(i)`. */
+const familyIds = (n: number, times: (i: number) => number) => {
+  const all = randomBytes(n * 16);
+  return Array.from({ length: n }, (_, i) => uuidV7Of(all.subarray(i * 16, (i + 1) * 16), times(i)));
+};
+
 /** `first`: the issue time of its first token; the access tokens come first, then the refresh tokens. */
 function slice(tokens: number, first: number): Slice {
   const half = Math.floor(tokens / 2);
-  const fam = ids(Math.ceil(half / 2), 18);
+  const fam = familyIds(Math.ceil(half / 2), (i) => first + 2 * i);
   const familyOf = (i: number) => fam[Math.floor(i / 2)]!;
   return {
-    families: { id: fam, created: [] },
+    families: fam,
     access: { hash: keys(half, first), jti: ids(half, 18), family: Array.from({ length: half }, (_, i) => familyOf(i)) },
     refresh: { hash: keys(tokens - half, first + half), family: Array.from({ length: tokens - half }, (_, i) => familyOf(Math.min(i, half - 1))) },
   };
 }
+
+/**
+ * When the seeded tokens end: now, or just before the oldest key already
+ * stored (an earlier step's seed), so a second load goes before the first
+ * instead of between its rows, as a store that grew over time would hold it.
+ */
+function seedEnd(now: number, oldestKeys: (string | null | undefined)[]): number {
+  const times = oldestKeys.filter((k): k is string => typeof k === 'string' && k.length === 52).map((k) => parseInt(k.slice(0, 9), 36));
+  return Math.min(now, ...times);
+}
+
+/** A COPY text-format row: fields joined by tabs, null as \N (the seeded values need no escaping: base64url, hex, digits). */
+const copyRow = (fields: (string | number | null)[]) => `${fields.map((f) => (f === null ? '\\N' : String(f))).join('\t')}\n`;
 
 /**
  * Adds `tokens` stored tokens (and their grants) owned by `clientId`,
@@ -69,21 +94,24 @@ function slice(tokens: number, first: number): Slice {
 export async function seedTokens(databaseUrl: string, tokens: number, clientId: string, expired: boolean): Promise<void> {
   const now = Date.now();
   const expiresAt = expired ? now - HOUR : now + HOUR;
-  // Issued one a millisecond until now (the key's time part only: created_at stays `now`).
-  const issued = (done: number) => now - tokens + done;
   if (databaseUrl.startsWith('sqlite:')) {
     const db = new SQLite(databaseUrl.slice('sqlite:'.length));
     db.pragma('busy_timeout = 10000');
-    // Random family ids into an index of millions of rows: a page cache larger than the default 2 MB keeps the load quick.
+    // This connection only, for the load: no fsync per commit (a crash would only lose the seed), and a page cache
+    // big enough for the right edges of every index (the server's connections keep their own settings).
+    db.pragma('synchronous = OFF');
     db.pragma('cache_size = -262144');
+    const oldest = (t: string) => (db.prepare(`SELECT min(token_hash) AS k FROM ${t}`).get() as { k: string | null }).k;
+    // Issued one a millisecond until the end (the key's time part only: created_at stays `now`).
+    const end = seedEnd(now, [oldest('access_tokens'), oldest('refresh_tokens')]);
     const fam = db.prepare('INSERT INTO token_families (id, client_id, user_id, scope, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)');
     const at = db.prepare('INSERT INTO access_tokens (token_hash, jti, family_id, client_id, user_id, scope, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)');
     const rt = db.prepare('INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, scope, created_at, expires_at, rotated_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)');
     try {
       for (let done = 0; done < tokens; done += CHUNK) {
-        const s = slice(Math.min(CHUNK, tokens - done), issued(done));
+        const s = slice(Math.min(CHUNK, tokens - done), end - tokens + done);
         db.transaction(() => {
-          for (const id of s.families.id) fam.run(id, clientId, 'seed-user', 'user', now);
+          for (const id of s.families) fam.run(id, clientId, 'seed-user', 'user', now);
           s.access.hash.forEach((h, i) => at.run(h, s.access.jti[i], s.access.family[i], clientId, 'seed-user', 'user', now, expiresAt));
           s.refresh.hash.forEach((h, i) => rt.run(h, s.refresh.family[i], clientId, 'seed-user', 'user', now, expiresAt));
         })();
@@ -101,18 +129,23 @@ export async function seedTokens(databaseUrl: string, tokens: number, clientId: 
   u.searchParams.delete('schema');
   const c = new pg.Client({ connectionString: u.toString(), ...(schema ? { options: `-c search_path=${schema}` } : {}) });
   await c.connect();
+  // COPY FROM STDIN: rows streamed in PostgreSQL's text format, parsed by the server without a statement per row.
+  const copy = (table: string, columns: string[], rows: Iterable<string>) =>
+    pipeline(Readable.from(batched(rows)), c.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`)));
   try {
+    // This session only: a commit does not wait for its WAL flush (a crash would only lose the seed).
+    await c.query('SET synchronous_commit = off');
+    const oldest = async (t: string) => (await c.query<{ k: string | null }>(`SELECT min(token_hash) AS k FROM ${t}`)).rows[0]?.k;
+    const end = seedEnd(now, [await oldest('access_tokens'), await oldest('refresh_tokens')]);
     for (let done = 0; done < tokens; done += CHUNK) {
-      const s = slice(Math.min(CHUNK, tokens - done), issued(done));
+      const s = slice(Math.min(CHUNK, tokens - done), end - tokens + done);
       await c.query('BEGIN');
-      await c.query(`INSERT INTO token_families (id, client_id, user_id, scope, created_at)
-        SELECT id, $2, 'seed-user', 'user', $3 FROM unnest($1::text[]) AS t(id)`, [s.families.id, clientId, now]);
-      await c.query(`INSERT INTO access_tokens (token_hash, jti, family_id, client_id, user_id, scope, created_at, expires_at)
-        SELECT h, j, f, $4, 'seed-user', 'user', $5, $6 FROM unnest($1::text[], $2::text[], $3::text[]) AS t(h, j, f)`,
-      [s.access.hash, s.access.jti, s.access.family, clientId, now, expiresAt]);
-      await c.query(`INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, scope, created_at, expires_at)
-        SELECT h, f, $3, 'seed-user', 'user', $4, $5 FROM unnest($1::text[], $2::text[]) AS t(h, f)`,
-      [s.refresh.hash, s.refresh.family, clientId, now, expiresAt]);
+      await copy('token_families', ['id', 'client_id', 'user_id', 'scope', 'created_at'],
+        s.families.map((id) => copyRow([id, clientId, 'seed-user', 'user', now])));
+      await copy('access_tokens', ['token_hash', 'jti', 'family_id', 'client_id', 'user_id', 'scope', 'created_at', 'expires_at'],
+        s.access.hash.map((h, i) => copyRow([h, s.access.jti[i]!, s.access.family[i]!, clientId, 'seed-user', 'user', now, expiresAt])));
+      await copy('refresh_tokens', ['token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'created_at', 'expires_at'],
+        s.refresh.hash.map((h, i) => copyRow([h, s.refresh.family[i]!, clientId, 'seed-user', 'user', now, expiresAt])));
       await c.query('COMMIT');
     }
     // Vacuumed and analysed now, as autovacuum would soon do on tables that grew this much: otherwise
@@ -121,6 +154,22 @@ export async function seedTokens(databaseUrl: string, tokens: number, clientId: 
   } finally {
     await c.end();
   }
+}
+
+/** Rows joined into strings of about 1 MB: one stream write per row cost more than the server's parsing. */
+function* batched(rows: Iterable<string>): Generator<string> {
+  let buf: string[] = [];
+  let size = 0;
+  for (const r of rows) {
+    buf.push(r);
+    size += r.length;
+    if (size >= 1 << 20) {
+      yield buf.join('');
+      buf = [];
+      size = 0;
+    }
+  }
+  if (buf.length) yield buf.join('');
 }
 
 interface SeedRow {
@@ -139,7 +188,7 @@ interface PurgeReport {
   maxStallMs: number;
 }
 
-const SCENARIOS = ['cc', 'cc-opaque', 'introspect', 'introspect-opaque'];
+const SCENARIOS = ['cc', 'cc-opaque', 'refresh', 'code', 'introspect', 'introspect-opaque'];
 const fmtRows = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : n >= 1e3 ? `${n / 1e3}k` : String(n));
 
 /**
