@@ -89,10 +89,10 @@ async function serveWorker(config: Config, format: Format): Promise<void> {
   const slot = Number(process.env[WORKER_SLOT_ENV] ?? '1');
   const logger = clusterLogger(config, format, slot);
   const roles = new Set([...config.roles].filter((r) => r !== 'worker' || slot === 1));
-  const [{ ClusterLinks }, { startGatehouse }, { openStorageWhenReachable }] = await Promise.all([
+  const [{ ClusterLinks, processChannel }, { startGatehouse }, { openStorageWhenReachable }] = await Promise.all([
     import('../infra/cluster-child.js'), import('../server.js'), import('../store/startup.js'),
   ]);
-  const links = new ClusterLinks();
+  const links = new ClusterLinks(processChannel(), config.botFlood);
   let running: RunningGatehouse;
   try {
     // Slot 1 applies the migrations and makes the key; the others open the database once it has.

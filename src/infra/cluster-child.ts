@@ -1,9 +1,9 @@
 import { LocalWakeups, TopicCounts, type Wakeups } from '../core/bot/wakeups.js';
 import type { DeliveryLease } from '../core/bot/bot-webhooks.js';
-import type { FloodGate } from '../core/bot/flood.js';
+import { FloodControl, type FloodGate, type FloodPolicy } from '../core/bot/flood.js';
 import type { EventStore } from '../core/notify/ports.js';
 import type { ProcessLinks } from '../gatehouse.js';
-import { isClusterMessage, type ToPrimary, type ToWorker } from './cluster-protocol.js';
+import { Outbox, unbatch, type ToPrimary, type ToWorker } from './cluster-protocol.js';
 import type { ServedUrls } from './ready-line.js';
 
 /** The IPC channel to the primary (process.send / process.on('message') in a cluster worker). */
@@ -12,15 +12,22 @@ export interface PrimaryChannel {
   onMessage(fn: (m: ToWorker) => void): void;
 }
 
-export const processChannel: PrimaryChannel = {
-  send: (m) => {
+/** The cluster worker's channel; what one turn of the event loop sends goes as one IPC message. */
+export function processChannel(): PrimaryChannel {
+  const outbox = new Outbox<ToPrimary>((m) => {
     // The channel closes when the primary is gone; the worker is stopping then anyway.
     if (process.connected) process.send!(m);
-  },
-  onMessage: (fn) => process.on('message', (m) => {
-    if (isClusterMessage(m)) fn(m as ToWorker);
-  }),
-};
+  });
+  return {
+    // A wake-up goes at once: the primary must have it before the answer of the request that
+    // published it reaches its client. A getUpdates answered, then a newer one subscribing through
+    // another worker before the older one's `poll` arrived, would be ended by it with 409.
+    send: (m) => outbox.send(m, m.gh === 'pub'),
+    onMessage: (fn) => process.on('message', (m) => {
+      for (const one of unbatch<ToWorker>(m)) fn(one);
+    }),
+  };
+}
 
 /**
  * Long-poll wake-ups between the workers of one `serve` without Redis: a
@@ -113,8 +120,15 @@ export class ClusterLinks {
   private outboxQueued = false;
   private preparedWaiters: (() => void)[] = [];
 
-  constructor(private readonly channel: PrimaryChannel = processChannel) {
+  /** With flood control off (both rates 0) there is nothing to share: the primary is not asked. */
+  readonly flood: FloodGate;
+
+  constructor(private readonly channel: PrimaryChannel, floodPolicy: FloodPolicy) {
     this.wakeups = new ClusterWakeups(channel);
+    this.flood = floodPolicy.perChat.rate > 0 || floodPolicy.global.rate > 0 ? {
+      take: (botId, chat) => this.floods.ask((id) => this.channel.send({ gh: 'flood', id, botId, chat })),
+      giveBack: (botId, chat) => this.channel.send({ gh: 'flood-back', botId, chat }),
+    } : new FloodControl(floodPolicy);
     channel.onMessage((m) => {
       if (m.gh === 'flood') this.floods.answer(m.id, m.wait);
       else if (m.gh === 'lease') this.leases.answer(m.id, m.ok);
@@ -123,11 +137,6 @@ export class ClusterLinks {
       else this.wakeups.received(m);
     });
   }
-
-  readonly flood: FloodGate = {
-    take: (botId, chat) => this.floods.ask((id) => this.channel.send({ gh: 'flood', id, botId, chat })),
-    giveBack: (botId, chat) => this.channel.send({ gh: 'flood-back', botId, chat }),
-  };
 
   readonly lease: DeliveryLease = {
     acquire: (botId, ms) => this.leases.ask((id) => this.channel.send({ gh: 'lease', id, botId, ms })),

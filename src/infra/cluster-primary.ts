@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
 import { FloodControl } from '../core/bot/flood.js';
-import { isClusterMessage, WORKER_SLOT_ENV, type ToPrimary, type ToWorker } from './cluster-protocol.js';
+import { Outbox, unbatch, WORKER_SLOT_ENV, type ToPrimary, type ToWorker } from './cluster-protocol.js';
 import type { MetricsListener } from './metrics.js';
 import { logReady, type ServedUrls } from './ready-line.js';
 
@@ -90,8 +90,18 @@ export class ClusterHub {
   }
 }
 
+/** Per worker, what one turn of the primary's event loop sends it goes as one IPC message. */
+const outboxes = new WeakMap<Worker, Outbox<ToWorker>>();
+
 function send(w: Worker, m: ToWorker): void {
-  if (w.isConnected()) w.send(m);
+  let outbox = outboxes.get(w);
+  if (!outbox) {
+    outbox = new Outbox((batch) => {
+      if (w.isConnected()) w.send(batch);
+    });
+    outboxes.set(w, outbox);
+  }
+  outbox.send(m);
 }
 
 export interface RunningPrimary {
@@ -137,8 +147,9 @@ export async function startPrimary(config: Config, logger: Logger): Promise<Runn
     const w = cluster.fork({ [WORKER_SLOT_ENV]: String(s.slot) });
     s.worker = w;
     w.on('message', (m: unknown) => {
-      if (!isClusterMessage(m)) return;
-      const msg = m as ToPrimary;
+      for (const msg of unbatch<ToPrimary>(m)) received(msg);
+    });
+    const received = (msg: ToPrimary) => {
       if (msg.gh === 'prepared' && !prepared) {
         prepared = { someone: msg.someone };
         for (const other of awaitingPrepared) send(other, { gh: 'prepared' });
@@ -155,7 +166,7 @@ export async function startPrimary(config: Config, logger: Logger): Promise<Runn
         }
       }
       hub.handle(w, msg);
-    });
+    };
     const exited = new Promise<void>((resolve) => w.once('exit', (code, signal) => {
       hub.forget(w);
       awaitingPrepared.delete(w);

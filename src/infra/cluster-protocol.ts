@@ -40,3 +40,50 @@ export const WORKER_SLOT_ENV = 'GATEHOUSE_WORKER_SLOT';
 export function isClusterMessage(m: unknown): m is { gh: string } {
   return typeof m === 'object' && m !== null && typeof (m as { gh?: unknown }).gh === 'string';
 }
+
+/** Several messages sent in one turn of the event loop, in order (one IPC write and one wake-up of the other side instead of one each). */
+interface Batch<M> {
+  gh: 'batch';
+  ms: M[];
+}
+
+/** The messages in `m` (a batch or a single message), in the order they were sent; none when it is not ours. */
+export function unbatch<M extends { gh: string }>(m: unknown): M[] {
+  if (!isClusterMessage(m)) return [];
+  return m.gh === 'batch' ? (m as Batch<M>).ms : [m as M];
+}
+
+/**
+ * Queues the messages sent to one process during a turn of the event loop
+ * and hands them to `write` together once the turn's I/O callbacks are done
+ * (setImmediate): a worker busy with many requests (each asking the flood
+ * control) costs the primary one message per turn rather than one per
+ * request, and the primary relaying many wake-ups to one worker sends it one.
+ * Order is kept, so the primary's `sub` then `ack` barrier holds.
+ */
+export class Outbox<M extends { gh: string }> {
+  private queue: M[] | undefined;
+
+  constructor(private readonly write: (m: M | Batch<M>) => void) {}
+
+  /** Queued, or with what is queued at once when `now` (what is queued goes first: order is kept). */
+  send(m: M, now = false): void {
+    if (now) {
+      (this.queue ??= []).push(m);
+      this.flush();
+      return;
+    }
+    if (this.queue) {
+      this.queue.push(m);
+      return;
+    }
+    this.queue = [m];
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    const q = this.queue;
+    this.queue = undefined;
+    if (q?.length) this.write(q.length === 1 ? q[0]! : { gh: 'batch', ms: q });
+  }
+}
