@@ -27,6 +27,9 @@ import { REDIS_URL, dropRedisPrefix, freshRedisPrefix, redisAvailable } from '..
 import { sharedDatabaseUrl } from '../store/fixtures.js';
 
 const PASSWORD = 'correct horse battery staple';
+/** The bot-wide flood limit of the suite: messages a second and the burst (the wake-up test sends 10 at most 7 a second). */
+const FLOOD_RATE = 2;
+const FLOOD_BURST = 12;
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const json = (r: RawResponse) => JSON.parse(r.body) as Record<string, unknown>;
@@ -119,7 +122,8 @@ for (const backend of backends) {
       cleanup = shared.cleanup;
       const env = {
         GATEHOUSE_DATABASE_URL: shared.url, GATEHOUSE_WORKERS: '2', GATEHOUSE_LOG_LEVEL: 'trace', GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: 'true',
-        GATEHOUSE_BOT_FLOOD_CHAT_RATE: '0', GATEHOUSE_BOT_FLOOD_GLOBAL_RATE: '0', GATEHOUSE_METRICS_PORT: '0',
+        // One bot-wide flood limit, small enough that two workers each with a bucket of their own would show (test below).
+        GATEHOUSE_BOT_FLOOD_CHAT_RATE: '0', GATEHOUSE_BOT_FLOOD_GLOBAL_RATE: String(FLOOD_RATE), GATEHOUSE_BOT_FLOOD_GLOBAL_BURST: String(FLOOD_BURST), GATEHOUSE_METRICS_PORT: '0',
         ...(backend.redis ? { GATEHOUSE_REDIS_URL: REDIS_URL, GATEHOUSE_REDIS_PREFIX: prefix } : {}),
       };
       // Subscribed before the workers start, so every event they record is for it.
@@ -248,6 +252,22 @@ for (const backend of backends) {
         assert.ok(ms < 1000, `409 after ${ms} ms`);
         assert.equal((await newer).status, 200);
       }
+    });
+
+    it('flood control is one for both workers: of 40 parallel sendMessage calls over fresh connections, at most the burst and its refill pass', async () => {
+      assert.equal((await personSays('flood')).status, 200);
+      const last = (json(await call('getUpdates', { offset: -1 })).result as { update_id: number; message: { chat: { id: number } } }[])[0]!;
+      assert.equal((await call('getUpdates', { offset: last.update_id + 1 })).status, 200);
+      const chatId = last.message.chat.id;
+      const t0 = performance.now();
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => call('sendMessage', { chat_id: chatId, text: `flood ${i}` })));
+      const seconds = (performance.now() - t0) / 1000;
+      const passed = answers.filter((r) => r.status === 200).length;
+      const refused = answers.filter((r) => r.status === 429);
+      assert.equal(passed + refused.length, 40, answers.map((r) => r.status).join(' '));
+      // A bucket per worker would let up to twice the burst through.
+      assert.ok(passed <= FLOOD_BURST + Math.ceil(seconds * FLOOD_RATE), `${passed} passed in ${seconds.toFixed(2)} s`);
+      for (const r of refused) assert.ok(((json(r).parameters as { retry_after: number }).retry_after) >= 1, r.body);
     });
 
     it('100 parallel sign-ins for one account over both workers: 5 evaluated, the rest refused; every failure is delivered as an event', async () => {
