@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { DB } from './schema.js';
 import { guardedClient, guardedDialect } from './pg-resilience.js';
 import { pgDialect } from './pg-driver.js';
+import { offThreadCheckpoints } from './sqlite-checkpoint.js';
 import { traceQuery, tracingOn } from '../infra/tracing.js';
 
 /** A span per statement when traces are on (README, Traces). */
@@ -77,9 +78,24 @@ const PG_TIMEOUTS = {
   keepAliveInitialDelayMillis: 10_000,
 } as const;
 
+/** PostgreSQL connections one `serve` keeps at most (pooled), whatever its GATEHOUSE_WORKERS. */
+export const PG_POOL_MAX = 10;
+
+/**
+ * A worker's share of PG_POOL_MAX (at least 2: one for a transaction, one
+ * for a read beside it). Pools of the full size per worker would open
+ * workers × 10 connections: past PostgreSQL's default max_connections (100)
+ * from 10 cores on with GATEHOUSE_WORKERS=auto, where new connections fail
+ * (53300) and requests answer 503, and on 2 cores twice the backends of one
+ * process competing for the same cores.
+ */
+export const workerPoolMax = (workers: number): number => Math.max(2, Math.ceil(PG_POOL_MAX / workers));
+
 export interface OpenOptions {
   /** Where connection errors go (they are expected during an outage and must never end the process). */
   onConnectionError?: (err: Error) => void;
+  /** PostgreSQL: the pool's size (default PG_POOL_MAX; a worker of GATEHOUSE_WORKERS takes its share, workerPoolMax). */
+  poolMax?: number;
 }
 
 export async function openDatabase(url: string, opts: OpenOptions = {}): Promise<Database> {
@@ -94,7 +110,15 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     // Deleted and overwritten content is zeroed, not left in free space (secrets shown once: src/store/bot/chats.ts).
     sqlite.pragma('secure_delete = ON');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), ...queryTracing() });
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    const checkpoints = path === ':memory:' ? undefined : offThreadCheckpoints(sqlite, path);
+    return {
+      db,
+      dialect: 'sqlite',
+      async close() {
+        await checkpoints?.();
+        await db.destroy();
+      },
+    };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const onConnectionError = opts.onConnectionError ?? (() => undefined);
@@ -122,7 +146,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     const connect = (extra: pg.PoolConfig) => {
       const pool = new driver.Pool({
         connectionString: u.toString(),
-        max: 10,
+        max: opts.poolMax ?? PG_POOL_MAX,
         types: pgTypes,
         ...PG_TIMEOUTS,
         Client,
