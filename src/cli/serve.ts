@@ -89,15 +89,15 @@ async function serveWorker(config: Config, format: Format): Promise<void> {
   const slot = Number(process.env[WORKER_SLOT_ENV] ?? '1');
   const logger = clusterLogger(config, format, slot);
   const roles = new Set([...config.roles].filter((r) => r !== 'worker' || slot === 1));
-  const [{ ClusterLinks, processChannel }, { startGatehouse }, { openStorageWhenReachable }] = await Promise.all([
-    import('../infra/cluster-child.js'), import('../server.js'), import('../store/startup.js'),
+  const [{ ClusterLinks, processChannel }, { startGatehouse }, { openStorageWhenReachable }, { workerPoolMax }] = await Promise.all([
+    import('../infra/cluster-child.js'), import('../server.js'), import('../store/startup.js'), import('../store/db.js'),
   ]);
   const links = new ClusterLinks(processChannel(), config.botFlood);
   let running: RunningGatehouse;
   try {
     // Slot 1 applies the migrations and makes the key; the others open the database once it has.
     if (slot !== 1) await links.prepared();
-    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey, migrate: slot === 1 });
+    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey, migrate: slot === 1, poolMax: workerPoolMax(config.workers) });
     if (slot === 1) links.announcePrepared(await prepareDatabase(config, storage));
     running = await startGatehouse(Object.freeze({ ...config, roles }), {
       logger, storage, worker: { slot, links, ready: (urls) => links.ready(urls) },
