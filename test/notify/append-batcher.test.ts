@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { newEvent, newId, rfc3339, type NotifyEvent } from '../../src/core/notify/events.js';
+import { recordEvent, whileRecording } from '../../src/core/notify/record.js';
 import { AppendBatcher } from '../../src/store/notify/batch.js';
 
 const failed = (i: number, now = Date.now()) => newEvent('user.login.failed', { user_id: null, username: `u${i}`, ip: '192.0.2.1', reason: 'invalid_credentials' }, now);
@@ -67,6 +68,86 @@ describe('AppendBatcher', () => {
     assert.equal(rows.flatMap((r) => r.events).map((e) => e.data.username).join(), Array.from({ length: 1203 }, (_, i) => `u${i}`).join());
     for (const r of rows) r.commit();
     await Promise.all(all);
+  });
+});
+
+/**
+ * The token path signs while its token.issued commits (whileRecording,
+ * src/core/notify/record.ts): the answer must still wait for the commit, and
+ * a commit that fails while the signature is pending must reach the caller,
+ * never surface as an unhandled rejection (which ends the process).
+ */
+describe('whileRecording', () => {
+  const issued = (i: number) => ({ client_id: `c${i}`, user_id: null, scope: [], token_format: 'jwt' as const, jti: `j${i}`, family_id: null, expires_at: rfc3339(0) });
+
+  function recorder(subscribed: boolean | Promise<boolean>) {
+    const { rows, write } = fakeRows();
+    const batcher = new AppendBatcher(write, () => undefined, true);
+    return { rows, stores: { events: { append: (e: NotifyEvent) => batcher.append(e), hasSubscriber: () => subscribed } } };
+  }
+
+  /** Runs `body`, failing if any promise rejection went unhandled meanwhile. */
+  async function noUnhandled(body: () => Promise<void>): Promise<void> {
+    const unhandled: unknown[] = [];
+    const on = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', on);
+    try {
+      await body();
+      await turn();
+      await turn();
+    } finally {
+      process.off('unhandledRejection', on);
+    }
+    assert.deepEqual(unhandled, []);
+  }
+
+  it('gives the value only once the event has committed, though the work finished first', async () => {
+    const { rows, stores } = recorder(true);
+    let settled = false;
+    const answer = whileRecording(recordEvent(stores, 'token.issued', issued(1), 0), async () => 'signed').then((v) => {
+      settled = true;
+      return v;
+    });
+    await turn();
+    assert.equal(rows.length, 1);
+    assert.equal(settled, false, 'not answered before the commit');
+    rows[0]!.commit();
+    assert.equal(await answer, 'signed');
+  });
+
+  it('fails with the commit while the work is still pending, with no unhandled rejection', async () => {
+    await noUnhandled(async () => {
+      // A read of the subscriptions first (the cache was stale): the append's promise is a new one.
+      const { rows, stores } = recorder(Promise.resolve(true));
+      let sign!: (v: string) => void;
+      const answer = whileRecording(recordEvent(stores, 'token.issued', issued(2), 0), () => new Promise<string>((resolve) => (sign = resolve)));
+      const outcome = assert.rejects(answer, /database down/);
+      for (let i = 0; i < 3 && rows.length === 0; i++) await turn();
+      rows[0]!.commit(new Error('database down'));
+      await turn();
+      sign('signed');
+      await outcome;
+    });
+  });
+
+  it('fails with the work when it throws at once, and a failed commit after it goes unreported but handled', async () => {
+    await noUnhandled(async () => {
+      const { rows, stores } = recorder(Promise.resolve(true));
+      const answer = whileRecording(recordEvent(stores, 'token.issued', issued(3), 0), () => {
+        throw new Error('no active ES256 signing key');
+      });
+      await assert.rejects(answer, /no active ES256 signing key/);
+      for (let i = 0; i < 3 && rows.length === 0; i++) await turn();
+      rows[0]!.commit(new Error('database down'));
+    });
+  });
+
+  it('is the work itself when nothing is recorded', async () => {
+    const { rows, stores } = recorder(false);
+    const work = Promise.resolve('signed');
+    assert.equal(whileRecording(recordEvent(stores, 'token.issued', issued(4), 0), () => work), work);
+    await turn();
+    assert.equal(rows.length, 0);
   });
 });
 

@@ -23,6 +23,26 @@ export function recordEvent<T extends EventType>(stores: { events: Recorder }, t
   return subscribed.then((yes) => (yes ? events.append(newEvent(type, data, now)) : undefined));
 }
 
+/**
+ * `work()` (the token path's signature, on the thread pool) run while the
+ * event commits, its value given once `recorded` has settled too: the answer
+ * still waits for the commit, but no longer for the commit and then the
+ * signature. Both are awaited at once, so a failed record is never left
+ * unhandled while `work` runs, even if it throws.
+ */
+export function whileRecording<T>(recorded: Promise<void>, work: () => Promise<T>): Promise<T> {
+  if (recorded === RECORDED) return work();
+  let value: Promise<T>;
+  try {
+    value = work();
+  } catch (err) {
+    value = Promise.reject(err);
+  }
+  return Promise.all([value, recorded]).then(first);
+}
+
+const first = <T>(r: [T, void]): T => r[0];
+
 /** Whether recording `type` would write anything (lets a caller skip opening a transaction). */
 export async function wouldRecord(stores: { events: Recorder }, type: EventType): Promise<boolean> {
   return !EVENT_CATALOGUE[type].gated || (await stores.events.hasSubscriber(type));

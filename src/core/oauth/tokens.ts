@@ -4,8 +4,8 @@ import type { Clock, NextRefresh, Stores } from '../ports.js';
 import { formatScope } from '../scope.js';
 import type { OAuthConfig } from './config.js';
 import type { KeyRing } from './keys.js';
-import { rfc3339 } from '../notify/events.js';
-import { recordEvent } from '../notify/record.js';
+import { rfc3339, type EventPayloads } from '../notify/events.js';
+import { recordEvent, whileRecording } from '../notify/record.js';
 import { certificateBinding } from './mtls.js';
 import { audienceClaim } from './resource-indicators.js';
 import { newToken, tokenKey } from './token-key.js';
@@ -77,11 +77,12 @@ export class TokenIssuer {
     const ttl = this.config.accessTokenTtl;
     const jti = randomUUID();
     const bound = certificateBinding(req.client);
-    await recordEvent(stores, 'token.issued', {
+    const issued: EventPayloads['token.issued'] = {
       client_id: req.client.id, user_id: req.userId, scope: req.scope, token_format: req.client.tokenFormat, jti,
       family_id: req.familyId, expires_at: rfc3339(now + ttl * 1000),
-    }, now);
+    };
     if (req.client.tokenFormat === 'opaque') {
+      await recordEvent(stores, 'token.issued', issued, now);
       const token = newToken(OPAQUE_PREFIX, now);
       await stores.tokens.saveAccess({
         tokenHash: tokenKey(token), jti, familyId: req.familyId, clientId: req.client.id, userId: req.userId,
@@ -105,7 +106,9 @@ export class TokenIssuer {
       ...(req.act ? { act: req.act } : {}),
       ...(bound || req.dpopJkt ? { cnf: { ...(bound ? { 'x5t#S256': bound } : {}), ...(req.dpopJkt ? { jkt: req.dpopJkt } : {}) } } : {}),
     };
-    return { token: await this.keys.signAsync(claims as unknown as Record<string, unknown>, 'at+jwt'), expiresIn: ttl };
+    // Signed while its event commits (a JWT is not stored); the answer waits for both.
+    const recorded = recordEvent(stores, 'token.issued', issued, now);
+    return { token: await whileRecording(recorded, () => this.keys.signAsync(claims as unknown as Record<string, unknown>, 'at+jwt')), expiresIn: ttl };
   }
 
   async refreshToken(stores: Stores, req: AccessTokenRequest & { familyId: string }): Promise<string> {

@@ -19,11 +19,19 @@ export class SqlEventStore implements EventStore {
     this.deliveries = new SqlDeliveryStore(db, shared, scope);
   }
 
-  /** In a transaction, part of it; else group-committed with the appends of concurrent requests. */
-  async append(event: NotifyEvent): Promise<void> {
+  /**
+   * In a transaction, part of it; else group-committed with the appends of
+   * concurrent requests, the batch's own promise returned as it is (not
+   * wrapped by an async function: the token path waits on it per token).
+   */
+  append(event: NotifyEvent): Promise<void> {
     if (!this.scope) return this.shared.batch.append(event);
+    return this.appendInTransaction(this.scope, event);
+  }
+
+  private async appendInTransaction(scope: TxScope, event: NotifyEvent): Promise<void> {
     await appendEvents(this.db, [event], this.shared.postgres);
-    this.scope.afterCommit(this.shared.appended);
+    scope.afterCommit(this.shared.appended);
   }
 
   subscribed(type: string): boolean {
