@@ -93,6 +93,9 @@ async function pickupRun(kind: DbKind, url: string, receiver: Receiver, storage:
   const ep = await createEndpoint(storage.events, systemClock, { url: `${receiver.url}/burst`, events: ['user.login.failed'] }, { checkUrl: createOutbound({ allowPrivate: true }).check });
   receiver.secretFor('/burst', ep.secret);
   receiver.delayMs = 1000;
+  // Until the kill nothing is answered: the doomed worker still holds leases however long the survivor takes to start
+  // (answered after a second, a loaded machine let it finish the whole burst first, and the test found no lease to hand over).
+  const release = receiver.hold();
   // PostgreSQL: the survivor runs beside the doomed worker, started once the doomed one holds leases (started
   // together, the survivor could claim the whole burst first). SQLite (one process per file, as deployed): it starts after the kill.
   // The worker role alone: on SQLite such a process used to exit at once (nothing held its event loop).
@@ -113,6 +116,7 @@ async function pickupRun(kind: DbKind, url: string, receiver: Receiver, storage:
   await doomed.exited;
   const killedAt = performance.now();
   const rows = await leasesOf(doomed.child.pid);
+  release();
   // In flight or claimed: some reached the receiver, whose answer the dead worker never read.
   const arrivals = (id: string) => receiver.all.filter((r) => r.path === '/burst' && r.id === id).length;
   const leased = new Map(rows.map((r) => [r.event_id, arrivals(r.event_id)]));

@@ -36,6 +36,8 @@ export class Receiver {
   checkTimestamp = true;
   /** Holds every answer this long (so deliveries are in flight when a test kills the sender). */
   delayMs = 0;
+  /** While set (hold()), answers wait for it as well as for delayMs. */
+  private gate: Promise<void> | undefined;
   private server!: Server;
   private waiters: (() => void)[] = [];
   url = '';
@@ -97,9 +99,24 @@ export class Receiver {
         res.writeHead(a.status, a.headers ?? {}).end(a.body ?? 'ok');
         for (const w of this.waiters.splice(0)) w();
       };
-      if (this.delayMs) setTimeout(reply, this.delayMs);
-      else reply();
+      const answer = () => (this.delayMs ? setTimeout(reply, this.delayMs) : reply());
+      if (this.gate) void this.gate.then(answer);
+      else answer();
     });
+  }
+
+  /**
+   * Answers nothing until the returned function is called (arrivals are still
+   * counted): a sender's deliveries stay in flight for as long as a test needs,
+   * whatever the machine's load.
+   */
+  hold(): () => void {
+    let release!: () => void;
+    this.gate = new Promise<void>((resolve) => (release = resolve));
+    return () => {
+      this.gate = undefined;
+      release();
+    };
   }
 
   types(): Set<string> {
