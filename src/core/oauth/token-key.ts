@@ -52,7 +52,7 @@ export function tokenKey(token: string): string {
 /** 2^48 - 1 ms: what a UUID version 7's time field holds (the year 10889). */
 const MAX_UUID_TIME = 2 ** 48 - 1;
 
-/** `id` (16 bytes, the first 6 the time) as a UUID version 7 string (RFC 9562 §5.7). */
+/** `id` (16 bytes, the first 6 the time) as a UUID version 7 string (48 bits of milliseconds, the version, the variant, random bits). */
 export function uuidV7Of(id: Buffer, ms: number): string {
   id.writeUIntBE(Number.isFinite(ms) ? Math.min(MAX_UUID_TIME, Math.max(0, Math.floor(ms))) : 0, 0, 6);
   id[6] = (id[6]! & 0x0f) | 0x70;
@@ -62,8 +62,8 @@ export function uuidV7Of(id: Buffer, ms: number): string {
 }
 
 /**
- * A new grant family's id, created at `now`: a UUID version 7 (RFC 9562
- * §5.7: 48 bits of milliseconds, then 74 random bits), still a UUID as the
+ * A new grant family's id, created at `now`: a UUID version 7 (48 bits of
+ * milliseconds, then 74 random bits), still a UUID as the
  * ids before it were. A family is stored under its id and every refresh and
  * access token of it indexes the id (revocation by family), so ids that grow
  * with time put new families and their tokens at the right edge of those

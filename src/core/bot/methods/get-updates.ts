@@ -12,6 +12,13 @@ const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, n
 /** Updates a poll keeps from its wake-ups (beyond, it reads storage as before). */
 const MAX_FRESH = 1000;
 
+/**
+ * A poll's id: its start time (fixed-width base 36, so ids compare as times
+ * do), then a random part that breaks ties the same way in every process.
+ */
+const newPollId = () => Date.now().toString(36).padStart(9, '0') + randomUUID();
+const POLL_ID = /^[0-9a-z]{9}[0-9a-f-]{36}$/;
+
 const isUpdate = (v: unknown): v is Update => typeof v === 'object' && v !== null && typeof (v as Update).update_id === 'number';
 
 /**
@@ -61,7 +68,7 @@ export const getUpdates = (d: { bots: BotStore; updates: UpdateStore; wakeups: W
       await keepAllowed(d.bots, bot.id, now.allowedUpdates, p.allowed_updates);
     }
 
-    const pollId = randomUUID();
+    const pollId = newPollId();
     const pollTopic = topics.poll(bot.id);
     const from = offset > 0 ? offset : undefined;
     let terminated = false;
@@ -74,6 +81,9 @@ export const getUpdates = (d: { bots: BotStore; updates: UpdateStore; wakeups: W
         return true;
       }
       if (message === pollId) return false;
+      // A poll begun before this one announces itself once it has read storage, which may be after this one began:
+      // that late word never ends this poll (ours ends it). A later poll's, or setWebhook's, does.
+      if (POLL_ID.test(message) && message < pollId) return false;
       terminated = true;
       return true;
     });
