@@ -28,10 +28,16 @@ const TIME_DIGITS = 9;
 const MAX_TIME = 36 ** TIME_DIGITS - 1;
 const TIMED = /^gh_[a-z]{2}_[0-9a-z]{9}[A-Za-z0-9_-]{43}$/;
 
-/** `ms` as the fixed-width time part of a token and its key (clamped to what 9 digits hold). */
+/** Whole milliseconds within 0..max (0 for NaN): what a fixed-width time field can hold. */
+const clampMs = (ms: number, max: number): number => (Number.isFinite(ms) ? Math.min(max, Math.max(0, Math.floor(ms))) : 0);
+
+/**
+ * `ms` as the fixed-width time part of a token and its key (clamped to what 9
+ * digits hold): such strings compare as the times do. getUpdates' poll ids
+ * start with it too.
+ */
 export function timePart(ms: number): string {
-  const t = Number.isFinite(ms) ? Math.min(MAX_TIME, Math.max(0, Math.floor(ms))) : 0;
-  return t.toString(36).padStart(TIME_DIGITS, '0');
+  return clampMs(ms, MAX_TIME).toString(36).padStart(TIME_DIGITS, '0');
 }
 
 /** A new token issued at `now`: `prefix` is one of the scanner prefixes (6 characters, `gh_xx_`). */
@@ -54,7 +60,7 @@ const MAX_UUID_TIME = 2 ** 48 - 1;
 
 /** `id` (16 bytes, the first 6 the time) as a UUID version 7 string (48 bits of milliseconds, the version, the variant, random bits). */
 export function uuidV7Of(id: Buffer, ms: number): string {
-  id.writeUIntBE(Number.isFinite(ms) ? Math.min(MAX_UUID_TIME, Math.max(0, Math.floor(ms))) : 0, 0, 6);
+  id.writeUIntBE(clampMs(ms, MAX_UUID_TIME), 0, 6);
   id[6] = (id[6]! & 0x0f) | 0x70;
   id[8] = (id[8]! & 0x3f) | 0x80;
   const h = id.toString('hex');

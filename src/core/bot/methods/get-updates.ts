@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Update } from '@grammyjs/types';
 import { z } from 'zod';
 import { TERMINATED, WEBHOOK_ACTIVE, conflict, unauthorized } from '../errors.js';
+import { timePart } from '../../oauth/token-key.js';
 import { method } from '../method.js';
 import { int, updateTypes } from '../params.js';
 import type { BotStore, StoredUpdate, UpdateStore } from '../ports.js';
@@ -16,7 +17,7 @@ const MAX_FRESH = 1000;
  * A poll's id: its start time (fixed-width base 36, so ids compare as times
  * do), then a random part that breaks ties the same way in every process.
  */
-const newPollId = () => Date.now().toString(36).padStart(9, '0') + randomUUID();
+const newPollId = () => timePart(Date.now()) + randomUUID();
 const POLL_ID = /^[0-9a-z]{9}[0-9a-f-]{36}$/;
 
 const isUpdate = (v: unknown): v is Update => typeof v === 'object' && v !== null && typeof (v as Update).update_id === 'number';
