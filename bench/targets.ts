@@ -21,21 +21,24 @@ export interface Target {
 }
 
 const both: Target['dbs'] = ['sqlite', 'postgres'];
+/** The issue's table: "SQLite unless named". */
+const sqlite: Target['dbs'] = ['sqlite'];
 
 export const TARGETS: Target[] = [
-  { row: 'cc', dbs: both, against: 'peer', value: 3, workersAuto: true, text: '≥ 3× node-oidc-provider with GATEHOUSE_WORKERS=auto' },
-  { row: 'cc', dbs: both, against: 'http', value: 0.25, workersAuto: true, text: '≥ 0.25× bare node:http with GATEHOUSE_WORKERS=auto' },
-  { row: 'cc-opaque', dbs: ['sqlite'], against: 'peer', value: 2, text: '≥ 2× the peer' },
+  { row: 'cc', dbs: sqlite, against: 'peer', value: 3, workersAuto: true, text: '≥ 3× node-oidc-provider with GATEHOUSE_WORKERS=auto' },
+  { row: 'cc', dbs: sqlite, against: 'http', value: 0.25, workersAuto: true, text: '≥ 0.25× bare node:http with GATEHOUSE_WORKERS=auto' },
+  { row: 'cc-opaque', dbs: sqlite, against: 'peer', value: 2, text: '≥ 2× the peer' },
   { row: 'cc-opaque', dbs: ['postgres'], against: 'peer', value: 1.5, text: '≥ 1.5× the peer on PostgreSQL' },
-  { row: 'refresh', dbs: ['sqlite'], against: 'peer', value: 2, text: '≥ 2× the peer' },
+  { row: 'refresh', dbs: sqlite, against: 'peer', value: 2, text: '≥ 2× the peer' },
   { row: 'refresh', dbs: ['postgres'], against: 'peer', value: 1.5, text: '≥ 1.5× the peer on PostgreSQL' },
   { row: 'introspect', dbs: both, against: 'peer', value: 2, text: '≥ 2× the peer' },
   { row: 'introspect-opaque', dbs: both, against: 'peer', value: 2, text: '≥ 2× the peer' },
-  { row: 'code', dbs: ['sqlite'], against: 'http', value: 0.1, text: '≥ 0.10× bare node:http' },
-  { row: 'send', dbs: ['sqlite'], against: 'http', value: 0.25, text: '≥ 0.25× bare node:http' },
+  { row: 'code', dbs: sqlite, against: 'http', value: 0.1, text: '≥ 0.10× bare node:http' },
+  { row: 'send', dbs: sqlite, against: 'http', value: 0.25, text: '≥ 0.25× bare node:http' },
   { row: 'send', dbs: ['postgres'], against: 'http', value: 0.12, text: '≥ 0.12× bare node:http on PostgreSQL' },
   { row: 'wakeup', dbs: both, against: 'p99', value: 10, text: 'p99 < 10 ms at 1,000 messages/s' },
   { row: 'webhooks-max', dbs: both, against: 'rps', value: 3000, text: '≥ 3,000 deliveries/s' },
+  // Issue 16's row is SQLite's; issue 11 asks the same of recording on any database.
   { row: 'cc-subscribed', dbs: both, against: 'own', value: 0.8, text: '≤ 20% below the row without (issue 11 as well)' },
   // An earlier issue's, still held.
   { row: 'login', dbs: both, against: 'rps', value: 150, text: '≥ 150 logins/s' },
