@@ -151,14 +151,15 @@ async function main(): Promise<void> {
     for (const v of opts.variants) {
       const name = v.name ? `${db}/${v.name}` : db;
       const gh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, ...(v.workers ? { workers: v.workers } : {}) });
-      groups.push({ db: name, scenarios: gatehouseScenarios(gh, opts.load).filter((s) => wanted(s.id)) });
       if (wanted('cc-subscribed')) {
         // Its own process: the subscription makes every token record token.issued, which would change the other rows.
-        // With the column's worker count: its ratio is to that column's `cc`.
+        // With the column's worker count: its ratio is to that column's `cc`, measured right after it (the
+        // column's first row), so the two sides of the ratio see the machine in the same state.
         const sub = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth', minimal: true, ...(v.workers ? { workers: v.workers } : {}) });
         await adminCall(sub, 'POST', '/webhooks', { url: 'http://127.0.0.1:9/unused', events: ['token.issued'], description: 'bench: recording cost' }, 201);
         groups.push({ db: name, scenarios: subscribedScenarios(sub) });
       }
+      groups.push({ db: name, scenarios: gatehouseScenarios(gh, opts.load).filter((s) => wanted(s.id)) });
       if (needWebhooks) {
         // Its own process with the worker role: recording token.issued slows the token endpoint, and the worker's load would skew the other rows.
         const wh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth,worker', minimal: true });
@@ -201,6 +202,7 @@ async function main(): Promise<void> {
     // The reference again at the end, so one disturbed window on this shared machine does not skew every ratio.
     labels.set(REFERENCE_AGAIN, 'the bare Fastify route again, last: ratios divide by the mean of both Fastify rows');
     rows.push(await measureOne(reference, REFERENCE_AGAIN, '-', i));
+    besideCc(rows);
     applyReference(rows);
     runs.push({ rows, load: [loadAtStart, loadAverage()] });
     console.log(`${opts.runs > 1 ? `\nRun ${i + 1} of ${opts.runs}\n` : '\n'}${textTable(rows)}\n${allNotes(rows).map((n) => `  ${n}`).join('\n')}`);
@@ -226,6 +228,15 @@ async function main(): Promise<void> {
       ...(chart ? { chart } : {}),
     });
     console.log(`\nwrote ${opts.out}${opts.chart ? ` and ${opts.chart}` : ''}`);
+  }
+}
+
+/** Shown, as measured, just after its column's `cc` (measured before it: see the groups above). */
+function besideCc(rows: Row[]): void {
+  for (const sub of rows.filter((r) => r.id === 'cc-subscribed')) {
+    if (!rows.some((r) => r.id === 'cc' && r.db === sub.db)) continue;
+    rows.splice(rows.indexOf(sub), 1);
+    rows.splice(rows.findIndex((r) => r.id === 'cc' && r.db === sub.db) + 1, 0, sub);
   }
 }
 
