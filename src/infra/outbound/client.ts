@@ -1,8 +1,7 @@
-import http from 'node:http';
-import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { OutboundError, type Outbound, type OutboundRequest, type OutboundResponse } from '../../core/outbound.js';
 import { destinationCheck, destinationRule, guardedLookup, refusedError, systemLookup, type Lookup } from './destination.js';
+import { Http1Pool } from './http1.js';
 
 const DEFAULT_MAX_BYTES = 256 * 1024;
 
@@ -29,18 +28,17 @@ function failure(e: NodeJS.ErrnoException): OutboundError {
 }
 
 /**
- * The one HTTP client for server-side requests, over node:http(s) with
- * keep-alive. Before a request: the URL's host against the destination rule;
- * at connect: every resolved address (the `lookup` hook). Redirects are not
- * followed (node:http never does; the 3xx is the answer). The whole exchange
- * has a deadline and the body a size cap.
+ * The one HTTP client for server-side requests: HTTP/1.1 with keep-alive
+ * connections per origin (src/infra/outbound/http1.ts). Before a request:
+ * the URL's host against the destination rule; at connect: every resolved
+ * address (the `lookup` hook). Redirects are not followed (the 3xx is the
+ * answer). The whole exchange has a deadline and the body a size cap.
  */
 export function createOutbound(opts: OutboundOptions): OutboundClient {
   const rule = destinationRule(opts.allowPrivate);
   const lookupFn = opts.lookup ?? systemLookup;
   const connectLookup = guardedLookup(rule, lookupFn);
-  const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 256 };
-  const agents = { http: new http.Agent(agentOpts), https: new https.Agent(agentOpts) };
+  const pool = new Http1Pool(connectLookup as unknown as LookupFunction, opts.maxSockets ?? 256);
 
   function request(req: OutboundRequest): Promise<OutboundResponse> {
     let url: URL;
@@ -53,53 +51,22 @@ export function createOutbound(opts: OutboundOptions): OutboundClient {
     // An IP literal never reaches the lookup hook: judge it here (a host name is judged here and at connect).
     const refusal = rule.screen(url.hostname);
     if (refusal) return Promise.reject(failure(refusedError(refusal)));
-    const secure = url.protocol === 'https:';
+    if (req.signal?.aborted) return Promise.reject(new OutboundError('aborted', 'the request was cancelled', 'ABORT_ERR'));
     const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
-    const body = req.body === undefined ? undefined : Buffer.from(req.body);
-
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const settle = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        fn();
-      };
-      const r = (secure ? https : http).request(url, {
-        method: req.method ?? 'GET',
-        agent: secure ? agents.https : agents.http,
-        headers: { ...req.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
-        lookup: connectLookup as unknown as LookupFunction,
-        ...(req.signal ? { signal: req.signal } : {}),
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let truncated = false;
-        const done = () => settle(() => {
-          const bytes = Buffer.concat(chunks).subarray(0, maxBytes);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes.toString('utf8'), bytes, truncated });
-        });
-        res.on('data', (c: Buffer) => {
-          if (truncated) return;
-          size += c.length;
-          chunks.push(c);
-          if (size > maxBytes) {
-            // Stop reading: the socket is dropped rather than drained forever.
-            truncated = true;
-            res.destroy();
-            done();
-          }
-        });
-        res.on('end', done);
-        res.on('close', done);
-        res.on('error', done);
-      });
-      const timer = setTimeout(() => {
-        r.destroy();
-        settle(() => reject(new OutboundError('timeout', `no answer within ${req.timeoutMs} ms`, 'ETIMEDOUT')));
-      }, req.timeoutMs);
-      r.on('error', (e: NodeJS.ErrnoException) => settle(() => reject(failure(e))));
-      r.end(body);
+    const exchange = pool.request({ url, method: req.method ?? 'GET', headers: req.headers ?? {}, body: req.body, maxBytes });
+    const timer = setTimeout(() => exchange.cancel(new OutboundError('timeout', `no answer within ${req.timeoutMs} ms`, 'ETIMEDOUT')), req.timeoutMs);
+    const onAbort = () => exchange.cancel(new OutboundError('aborted', 'the request was cancelled', 'ABORT_ERR'));
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    const settle = () => {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    };
+    return exchange.response.then((r) => {
+      settle();
+      return { status: r.status, headers: r.headers, body: r.bytes.toString('utf8'), bytes: r.bytes, truncated: r.truncated };
+    }, (e: unknown) => {
+      settle();
+      throw e instanceof OutboundError ? e : failure(e as NodeJS.ErrnoException);
     });
   }
 
@@ -107,8 +74,7 @@ export function createOutbound(opts: OutboundOptions): OutboundClient {
     request,
     check: destinationCheck(rule, lookupFn),
     close() {
-      agents.http.destroy();
-      agents.https.destroy();
+      pool.close();
     },
   };
 }
