@@ -39,8 +39,58 @@ export interface PersonWritten {
  */
 export class PersonWriteGroups extends GroupCommits<PersonWrite, PersonWritten> {
   constructor(storage: BotStorage) {
-    super((writes) => storage.transaction((tx) => writeGroup(tx, writes)));
+    const people = new Map<number, Person>();
+    super(async (writes) => {
+      const out = (await oneStatement(storage, writes, people)) ?? (await storage.transaction((tx) => writeGroup(tx, writes)));
+      if (people.size + out.length > PEOPLE_MAX) people.clear();
+      for (const o of out) people.set(o.person.id, o.person);
+      return out;
+    });
   }
+}
+
+/** People whose names a group remembers (PersonWriteGroups), at most. */
+const PEOPLE_MAX = 10_000;
+
+/**
+ * A group of messages to one bot from people whose names are known (as the
+ * last group stored them), in one statement where the store has one
+ * (ChatStore.addPersonMessages: no transaction around it, one round trip
+ * instead of one per chat, then the bot row's, then the commit's).
+ * Undefined when it does not apply or the store finds things otherwise (a
+ * first message, a renamed person): writeGroup then does it all again.
+ */
+async function oneStatement(storage: BotStorage, writes: PersonWrite[], people: Map<number, Person>): Promise<PersonWritten[] | undefined> {
+  if (!storage.chats.addPersonMessages) return undefined;
+  const bot = writes[0]!.bot;
+  const perChat = new Map<number, { person: Person; list: { w: PersonWrite; i: number }[] }>();
+  for (const [i, w] of writes.entries()) {
+    if (w.bot.id !== bot.id) return undefined;
+    const chat = perChat.get(w.personId);
+    if (chat) {
+      chat.list.push({ w, i });
+      continue;
+    }
+    const person = people.get(w.personId);
+    if (!person || person.userId !== w.userId) return undefined;
+    perChat.set(w.personId, { person, list: [{ w, i }] });
+  }
+  const chats = [...perChat.values()].sort((a, b) => a.person.id - b.person.id);
+  const now = Math.max(...writes.map((w) => w.now));
+  const done = await storage.chats.addPersonMessages(bot.id, chats.map(({ person, list }) => ({
+    person,
+    messages: list.map(({ w }) => ({
+      message: { botId: bot.id, chatId: w.personId, fromBot: false, date: w.date, text: w.text, entities: w.entities, replyToMessageId: null },
+      ...(w.update ? { update: (stored: StoredMessage) => w.update!(stored, person) } : {}),
+    })),
+  })), now);
+  if (!done) return undefined;
+  const out: PersonWritten[] = new Array(writes.length);
+  chats.forEach(({ person, list }, c) => {
+    const { chat, messages, updates } = done[c]!;
+    list.forEach(({ i }, k) => (out[i] = { stored: messages[k]!, chat, person, ...(updates[k] ? { update: updates[k] } : {}) }));
+  });
+  return out;
 }
 
 const byChat = (a: PersonWrite, b: PersonWrite) => a.bot.id - b.bot.id || a.personId - b.personId;

@@ -166,6 +166,12 @@ export interface PersonStore {
   findByUsername(username: string): Promise<Person | undefined>;
 }
 
+/** A person's messages into their chat with a bot, for ChatStore.addPersonMessages. */
+export interface PersonMessages {
+  person: Person;
+  messages: { message: NewMessage; update?: (stored: StoredMessage) => (updateId: number) => Update }[];
+}
+
 export interface ChatStore {
   /** Creates the private chat if missing; returns it either way. */
   open(botId: number, chatId: number, userId: string, now: number): Promise<ChatRecord>;
@@ -183,6 +189,18 @@ export interface ChatStore {
    * person is missing.
    */
   addMessages(botId: number, chatId: number, ms: NewMessage[], now: number): Promise<{ person: Person; chat: ChatRecord; messages: StoredMessage[] } | undefined>;
+  /**
+   * People's messages to one bot, each into the person's chat, with the
+   * bot's updates for them (`update`: the update for the message as stored,
+   * given its update_id; all of the messages or none have one): one
+   * statement where the database allows, atomic by itself, the updates' ids
+   * from one allocation in the order given. `person` is the chat's person as
+   * the caller expects it, since the updates it builds carry their names.
+   * Undefined when it cannot (no such statement on this database, an update
+   * of another shape, a chat missing, a person other than expected): then
+   * nothing is stored, though the chats' message counters may have moved on.
+   */
+  addPersonMessages?(botId: number, chats: PersonMessages[], now: number): Promise<{ chat: ChatRecord; messages: StoredMessage[]; updates: Update[] }[] | undefined>;
   getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined>;
   /** `erase`: the old text must not stay recoverable from the database files (a token shown once). */
   editMessage(botId: number, chatId: number, messageId: number, patch: MessagePatch, opts?: { erase?: boolean }): Promise<boolean>;

@@ -1,8 +1,8 @@
-import type { MessageEntity } from '@grammyjs/types';
+import type { MessageEntity, Update } from '@grammyjs/types';
 import type { Kysely, QueryCreator } from 'kysely';
 import { CompiledQuery, PostgresAdapter, sql, SqliteAdapter } from 'kysely';
 import type { ReplyMarkup } from '../../core/bot/keyboards.js';
-import type { ChatRecord, ChatStore, MessageContent, MessagePatch, NewMessage, Person, StoredMessage } from '../../core/bot/ports.js';
+import type { ChatRecord, ChatStore, MessageContent, MessagePatch, NewMessage, Person, PersonMessages, StoredMessage } from '../../core/bot/ports.js';
 import type { BotChatsTable, BotMessagesTable, DB } from '../schema.js';
 
 const toChat = (r: BotChatsTable): ChatRecord => ({
@@ -41,6 +41,40 @@ const ADD_MESSAGES_PG = `with n as (update bot_chats c set last_message_id = las
     from n, json_to_recordset($5::json) as v(o int, f int, d bigint, t text, e text, r int, m text, c text))
   select n.*, p.user_id as p_user_id, p.id as p_id, u.username as p_username, u.name as p_name
   from n join bot_people p on p.id = $4::bigint join users u on u.id = p.user_id`;
+
+/**
+ * ChatStore.addPersonMessages on PostgreSQL: $1 bot, $2 now, $3 the chats (c: chat, n: its messages, u/un/nm: the
+ * person's user id, username and name as expected), $4 the messages (k: chat, o: 1-based position in its chat, then
+ * as ADD_MESSAGES_PG), $5 the number of updates, $6 the updates (k: chat, o: the message's position, q: 1-based
+ * position among the updates, p: the payload after its message_id). `ok`: every person is as expected; `l` locks the
+ * chats in chat order (the order every group of writes takes, group-writes.ts) and only then `n` bumps their
+ * counters; `b` takes the update ids once every chat is bumped, so the bot row is locked last; nothing is inserted
+ * unless every chat was there.
+ */
+const ADD_PERSON_MESSAGES_PG = `with v as (select * from json_to_recordset($3::json) as v(c bigint, n int, u text, un text, nm text)),
+  ok as (select count(*) = (select count(*) from v) as ok from v join bot_people p on p.id = v.c and p.user_id = v.u
+    join users u on u.id = p.user_id where u.username = v.un and u.name is not distinct from v.nm),
+  l as (select c.chat_id from bot_chats c where c.bot_id = $1::bigint and c.chat_id in (select v.c from v) and (select ok from ok)
+    order by c.chat_id for update),
+  n as (update bot_chats c set last_message_id = c.last_message_id + v.n, updated_at = $2::bigint
+    from v where c.bot_id = $1::bigint and c.chat_id = v.c and c.chat_id in (select l.chat_id from l)
+    returning c.*, v.n as added),
+  whole as (select count(*) = (select count(*) from v) as ok from n),
+  m as (insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)
+    select $1::bigint, x.k, n.last_message_id - n.added + x.o, x.f, x.d, x.t, x.e, x.r, null, x.m, x.c
+    from json_to_recordset($4::json) as x(k bigint, o int, f int, d bigint, t text, e text, r int, m text, c text)
+    join n on n.chat_id = x.k where (select ok from whole)),
+  b as (update bots set last_update_id = last_update_id + $5::int where id = $1::bigint and $5::int > 0 and (select ok from whole)
+    returning last_update_id),
+  up as (insert into bot_updates (bot_id, update_id, chat_id, payload, created_at, attempts, next_attempt_at)
+    select $1::bigint, b.last_update_id - $5::int + y.q, y.k,
+      '{"update_id":' || (b.last_update_id - $5::int + y.q) || ',"message":{"message_id":' || (n.last_message_id - n.added + y.o) || y.p,
+      $2::bigint, 0, 0
+    from b, json_to_recordset($6::json) as y(k bigint, o int, q int, p text) join n on n.chat_id = y.k)
+  select n.*, (select b.last_update_id from b) as b_last from n`;
+
+/** How an update for a person's message is serialised up to its message_id (both built as 0), for ADD_PERSON_MESSAGES_PG. */
+const MESSAGE_UPDATE_PREFIX = '{"update_id":0,"message":{"message_id":0';
 
 /** Compiled once per dialect and lookup (the Bot API reads a chat on every message it sends). */
 const compiled = new Map<string, CompiledQuery<ChatWithPersonRow>>();
@@ -148,6 +182,47 @@ export class SqlChatStore implements ChatStore {
       person: toPerson(found), chat,
       messages: ms.map((m, k) => ({ ...m, messageId: last - n + k + 1, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null })),
     };
+  }
+
+  async addPersonMessages(botId: number, chats: PersonMessages[], now: number): Promise<{ chat: ChatRecord; messages: StoredMessage[]; updates: Update[] }[] | undefined> {
+    if (!(this.db.getExecutor().adapter instanceof PostgresAdapter) || chats.length === 0) return undefined;
+    const all = chats.flatMap((c) => c.messages);
+    const withUpdates = all.filter((m) => m.update).length;
+    if (withUpdates !== 0 && withUpdates !== all.length) return undefined;
+    const stored = (m: NewMessage, messageId: number): StoredMessage => ({ ...m, messageId, editDate: null, replyMarkup: m.replyMarkup ?? null, content: m.content ?? null });
+    // Each update built once with both ids 0; the statement writes the ids in front of the rest of it.
+    const built: Update[][] = [];
+    const updateRows: { k: number; o: number; q: number; p: string }[] = [];
+    for (const c of chats) {
+      const list: Update[] = [];
+      for (const [k, { message, update }] of c.messages.entries()) {
+        if (!update) continue;
+        const u = update(stored(message, 0))(0);
+        const json = JSON.stringify(u);
+        if (!json.startsWith(MESSAGE_UPDATE_PREFIX) || json[MESSAGE_UPDATE_PREFIX.length] !== ',') return undefined;
+        list.push(u);
+        updateRows.push({ k: c.person.id, o: k + 1, q: updateRows.length + 1, p: json.slice(MESSAGE_UPDATE_PREFIX.length) });
+      }
+      built.push(list);
+    }
+    const chatRows = JSON.stringify(chats.map((c) => ({ c: c.person.id, n: c.messages.length, u: c.person.userId, un: c.person.username, nm: c.person.name })));
+    const messageRows = JSON.stringify(chats.flatMap((c) => c.messages.map(({ message: m }, k) => ({
+      k: c.person.id, o: k + 1, f: m.fromBot ? 1 : 0, d: m.date, t: m.text, e: m.entities ? JSON.stringify(m.entities) : null, r: m.replyToMessageId,
+      m: markupColumn(m.replyMarkup), c: m.content ? JSON.stringify(m.content) : null,
+    }))));
+    const { rows } = await this.db.executeQuery<BotChatsTable & { added: number; b_last: string | number | null }>(
+      CompiledQuery.raw(ADD_PERSON_MESSAGES_PG, [botId, now, chatRows, messageRows, updateRows.length, JSON.stringify(updateRows)]));
+    if (rows.length !== chats.length) return undefined;
+    if (updateRows.length && (rows[0]!.b_last === null || rows[0]!.b_last === undefined)) throw new Error(`no bot ${botId}`);
+    let updateId = Number(rows[0]!.b_last) - updateRows.length;
+    const byChat = new Map(rows.map((r) => [Number(r.chat_id), r]));
+    return chats.map((c, i) => {
+      const r = byChat.get(c.person.id)!;
+      const first = Number(r.last_message_id) - c.messages.length + 1;
+      const messages = c.messages.map(({ message }, k) => stored(message, first + k));
+      const updates = built[i]!.map((u, k) => ({ ...u, update_id: ++updateId, message: { ...u.message!, message_id: first + k } }) as Update);
+      return { chat: toChat(r), messages, updates };
+    });
   }
 
   async getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined> {
