@@ -198,7 +198,7 @@ export interface ChatStore {
    * the caller expects it, since the updates it builds carry their names.
    * Undefined when it cannot (no such statement on this database, an update
    * of another shape, a chat missing, a person other than expected): then
-   * nothing is stored, though the chats' message counters may have moved on.
+   * nothing is stored.
    */
   addPersonMessages?(botId: number, chats: PersonMessages[], now: number): Promise<{ chat: ChatRecord; messages: StoredMessage[]; updates: Update[] }[] | undefined>;
   getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined>;

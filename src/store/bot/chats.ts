@@ -47,9 +47,9 @@ const ADD_MESSAGES_PG = `with n as (update bot_chats c set last_message_id = las
  * person's user id, username and name as expected), $4 the messages (k: chat, o: 1-based position in its chat, then
  * as ADD_MESSAGES_PG), $5 the number of updates, $6 the updates (k: chat, o: the message's position, q: 1-based
  * position among the updates, p: the payload after its message_id). `ok`: every person is as expected; `l` locks the
- * chats in chat order (the order every group of writes takes, group-writes.ts) and only then `n` bumps their
- * counters; `b` takes the update ids once every chat is bumped, so the bot row is locked last; nothing is inserted
- * unless every chat was there.
+ * chats in chat order (the order every group of writes takes, group-writes.ts) and only when it holds all of them
+ * does `n` bump their counters; `b` takes the update ids once every chat is bumped, so the bot row is locked last.
+ * A person not as expected or a chat missing: nothing is written.
  */
 const ADD_PERSON_MESSAGES_PG = `with v as (select * from json_to_recordset($3::json) as v(c bigint, n int, u text, un text, nm text)),
   ok as (select count(*) = (select count(*) from v) as ok from v join bot_people p on p.id = v.c and p.user_id = v.u
@@ -58,6 +58,7 @@ const ADD_PERSON_MESSAGES_PG = `with v as (select * from json_to_recordset($3::j
     order by c.chat_id for update),
   n as (update bot_chats c set last_message_id = c.last_message_id + v.n, updated_at = $2::bigint
     from v where c.bot_id = $1::bigint and c.chat_id = v.c and c.chat_id in (select l.chat_id from l)
+      and (select count(*) from l) = (select count(*) from v)
     returning c.*, v.n as added),
   whole as (select count(*) = (select count(*) from v) as ok from n),
   m as (insert into bot_messages (bot_id, chat_id, message_id, from_bot, date, text, entities, reply_to_message_id, edit_date, reply_markup, content)

@@ -123,12 +123,12 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         if (!storage.chats.addPersonMessages) return t.skip('no such statement on this store');
         const bot = aBot();
         await storage.bots.create(bot);
-        const person = async (name: string | null) => {
+        const person = async (name: string | null, chat = true) => {
           const userId = randomUUID();
           const username = `p${userId.slice(0, 8)}`;
           await storage.users.create({ id: userId, username, email: `${username}@example.test`, name, passwordHash: '!', createdAt: T });
           const id = await storage.people.ensure(userId, randomInt(1_000_000, 2 ** 40));
-          await storage.chats.open(bot.id, id, userId, T);
+          if (chat) await storage.chats.open(bot.id, id, userId, T);
           return { userId, id, username, name };
         };
         const [ada, bob] = [await person('Ada L'), await person(null)];
@@ -155,8 +155,11 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         assert.equal(await storage.chats.addPersonMessages(bot.id, [{ person: { ...ada, name: 'Ada King' }, messages: [one(ada, 'x')] }], T), undefined);
         const carol = { userId: randomUUID(), id: bob.id + 1, username: 'carol', name: null };
         assert.equal(await storage.chats.addPersonMessages(bot.id, [{ person: ada, messages: [one(ada, 'y')] }, { person: carol, messages: [one(carol, 'z')] }], T), undefined);
+        const dave = await person('Dave', false);
+        assert.equal(await storage.chats.addPersonMessages(bot.id, [{ person: ada, messages: [one(ada, 'y')] }, { person: dave, messages: [one(dave, 'z')] }], T), undefined);
         assert.equal(await storage.updates.count(bot.id), 3);
         assert.equal((await storage.chats.messagesAfter(bot.id, ada.id, 0, 10)).length, 2);
+        assert.equal((await storage.chats.get(bot.id, ada.id))?.lastMessageId, 2, 'no message_id taken either');
       });
 
       it('edits and deletes a message once; keeps its text, entities and reply', async () => {
