@@ -67,6 +67,23 @@ export class DeliveryWorker {
    * while sends are in flight.
    */
   private signalled = false;
+  /**
+   * Outside signals, and claims that came back full, so far: a claim that
+   * came back short leaves the worker drained only when neither happened
+   * while it ran (on PostgreSQL a claim skips the rows another one is
+   * locking, so it may come back short beside one that found more).
+   */
+  private signals = 0;
+  private fulls = 0;
+  /**
+   * The last claim found less than it asked for, and nothing outside this
+   * worker's course has signalled since: a finished delivery then claims no
+   * more until a commit or the sweep says there may be work. Without it,
+   * under a steady flow every finished delivery began a claim that came back
+   * all but empty (SQLite, webhooks-max: 4,190 claims for 3,515 deliveries,
+   * each walking past the rows leased in flight, more CPU than the deliveries).
+   */
+  private drained = false;
   private stopped = true;
   private sweep: ReturnType<typeof setInterval> | undefined;
   private renewal: ReturnType<typeof setInterval> | undefined;
@@ -94,6 +111,7 @@ export class DeliveryWorker {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.drained = false;
     this.unsubscribe = this.deps.events.onAppended(() => this.signal());
     this.sweep = setInterval(() => this.signal(), this.opts.sweepMs);
     this.sweep.unref();
@@ -104,6 +122,8 @@ export class DeliveryWorker {
 
   /** Work may have come from outside this worker's own course (a commit, the sweep). */
   private signal(): void {
+    this.signals++;
+    this.drained = false;
     if (this.claims.size > 0) this.signalled = true;
     this.poke();
   }
@@ -127,13 +147,20 @@ export class DeliveryWorker {
       }
       const want = Math.min(3 * concurrency - this.sending - this.ready.length, 4 * concurrency - this.held.size) - this.asked;
       // Claim in batches: one query per finished delivery would cost more than the deliveries.
-      if (want <= 0 || ((this.held.size > 0 || this.asked > 0) && want < concurrency)) return;
+      if (this.drained || want <= 0 || ((this.held.size > 0 || this.asked > 0) && want < concurrency)) return;
       this.asked += want;
       // This claim reads after every signal so far.
       this.signalled = false;
+      const seen = this.signals + this.fulls;
       let full = false;
       const p: Promise<void> = this.claim(want).then((n) => {
         full = n === want;
+        if (full) {
+          this.fulls++;
+          this.drained = false;
+        } else if (this.signals + this.fulls === seen) {
+          this.drained = true;
+        }
       })
         .catch((err) => this.deps.log?.warn({ err }, 'notification worker: claiming failed'))
         .finally(() => {
