@@ -14,6 +14,9 @@ import type { TxScope } from '../transaction.js';
  */
 export const SUBSCRIPTIONS_TTL_MS = 500;
 
+/** Events a claim fans out at most (a claim under a backlog stays bounded). */
+const CLAIM_FAN_OUT_MAX = 2000;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What one open storage's outbox stores share: the subscription cache, the commit wake-up, the group commit, the secret key. */
@@ -105,13 +108,17 @@ export class NotifyShared {
 
   /**
    * Fans out the pending batch rows (src/store/notify/fanout.ts) through `db`
-   * (`scope` set when it is a transaction) and wakes the worker when that
-   * queued deliveries. A reader passes `wait` so that it sees every event
-   * committed before it; the worker's claim does not, and bounds its work.
+   * (`scope` set when it is a transaction). A reader passes `wait` so that it
+   * sees every event committed before it, and wakes the worker when that
+   * queued deliveries. The worker's claim does not wait, bounds its work, and
+   * wakes no one unless it left rows behind: it claims what it moved itself
+   * (src/store/notify/deliveries.ts), and its wake-up only made the worker
+   * claim a second time for nothing, once per claim under a steady flow.
    */
   async settle(db: Kysely<DB>, scope: TxScope | undefined, reader: boolean): Promise<number> {
-    const moved = await fanOut(db, scope, this.postgres, reader ? { wait: true, maxEvents: Infinity } : { wait: false, maxEvents: 2000 });
-    if (moved === 0) return 0;
+    const maxEvents = reader ? Infinity : CLAIM_FAN_OUT_MAX;
+    const moved = await fanOut(db, scope, this.postgres, { wait: reader, maxEvents });
+    if (moved === 0 || (!reader && moved < maxEvents)) return moved;
     if (scope) scope.afterCommit(this.appended);
     else this.appended();
     return moved;
