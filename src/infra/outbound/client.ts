@@ -1,9 +1,11 @@
 import type { LookupFunction } from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
 import { OutboundError, type Outbound, type OutboundRequest, type OutboundResponse } from '../../core/outbound.js';
 import { destinationCheck, destinationRule, guardedLookup, refusedError, systemLookup, type Lookup } from './destination.js';
-import { Http1Pool } from './http1.js';
 
 const DEFAULT_MAX_BYTES = 256 * 1024;
+/** An idle connection is closed after this long, before a server's keep-alive timeout (node's default: 5 s) can race a reuse. */
+const IDLE_MS = 4000;
 
 export interface OutboundOptions {
   /** Lifts the private-address and local-name refusals (see destinationRule). */
@@ -27,18 +29,137 @@ function failure(e: NodeJS.ErrnoException): OutboundError {
   return new OutboundError('connection', code ? `${code}: ${e.message}` : e.message, code);
 }
 
+/** Repeated, only the first counts (node:http's rule, which callers were written against); set-cookie is a list; the rest are joined with ", ". */
+const FIRST_ONLY = new Set(['content-type', 'content-length', 'user-agent', 'referer', 'host', 'authorization', 'proxy-authorization', 'if-modified-since',
+  'if-unmodified-since', 'from', 'location', 'max-forwards', 'retry-after', 'etag', 'last-modified', 'server', 'age', 'expires']);
+
+/** undici's raw header list (name, value, …) as node:http's `headers` object. */
+function headersOf(raw: Buffer[]): OutboundResponse['headers'] {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const had = headers[name];
+    if (had === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
+    else if (Array.isArray(had)) had.push(value);
+    else if (!FIRST_ONLY.has(name)) headers[name] = `${had}, ${value}`;
+  }
+  return headers;
+}
+
 /**
- * The one HTTP client for server-side requests: HTTP/1.1 with keep-alive
- * connections per origin (src/infra/outbound/http1.ts). Before a request:
- * the URL's host against the destination rule; at connect: every resolved
- * address (the `lookup` hook). Redirects are not followed (the 3xx is the
- * answer). The whole exchange has a deadline and the body a size cap.
+ * One exchange as an undici dispatch handler: the body gathered up to
+ * `maxBytes` (past it the connection is dropped, not drained), interim 1xx
+ * answers skipped, a deadline and the caller's signal, which cancel it
+ * whether or not the request has reached a connection yet. One object per
+ * request and no closures: this is the webhook worker's hot path.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private headers: OutboundResponse['headers'] = {};
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private abort: ((reason?: Error) => void) | undefined;
+  private settled = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly maxBytes: number,
+    timeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (r: OutboundResponse) => void,
+    private readonly reject: (e: unknown) => void,
+  ) {
+    this.timer = setTimeout(onTimeout, timeoutMs, this, timeoutMs);
+    signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The caller's signal (an EventListener object: no closure per request). */
+  handleEvent(): void {
+    this.cancel(new OutboundError('aborted', 'the request was cancelled', 'ABORT_ERR'));
+  }
+
+  cancel(reason: OutboundError): void {
+    this.fail(reason);
+    this.abort?.(reason);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.settled) abort();
+    else this.abort = abort;
+  }
+
+  onHeaders(status: number, raw: Buffer[]): boolean {
+    // A 1xx is an interim answer; the final one follows on the same connection.
+    if (status >= 200) {
+      this.status = status;
+      this.headers = headersOf(raw);
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return false;
+    this.size += chunk.length;
+    this.chunks.push(chunk);
+    if (this.size > this.maxBytes) {
+      this.done(true);
+      // Dropped rather than read to its end: a body past the cap may never end.
+      this.abort?.();
+      return false;
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.done(false);
+  }
+
+  onError(err: Error): void {
+    this.fail(err instanceof OutboundError ? err : failure(err as NodeJS.ErrnoException));
+  }
+
+  private finish(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener('abort', this);
+    return true;
+  }
+
+  private done(truncated: boolean): void {
+    if (!this.finish()) return;
+    const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    const bytes = truncated ? all.subarray(0, this.maxBytes) : all;
+    this.resolve({ status: this.status, headers: this.headers, body: bytes.toString('utf8'), bytes, truncated });
+  }
+
+  private fail(err: unknown): void {
+    if (this.finish()) this.reject(err);
+  }
+}
+
+function onTimeout(exchange: Exchange, ms: number): void {
+  exchange.cancel(new OutboundError('timeout', `no answer within ${ms} ms`, 'ETIMEDOUT'));
+}
+
+/**
+ * The one HTTP client for server-side requests: undici's dispatcher, HTTP/1.1
+ * with keep-alive connections per origin. Before a request: the URL's host
+ * against the destination rule; at connect: every resolved address (the
+ * `lookup` hook, which undici hands to net.connect and tls.connect). Redirects
+ * are not followed (a dispatch never does; the 3xx is the answer). The whole
+ * exchange has a deadline and the body a size cap.
  */
 export function createOutbound(opts: OutboundOptions): OutboundClient {
   const rule = destinationRule(opts.allowPrivate);
   const lookupFn = opts.lookup ?? systemLookup;
-  const connectLookup = guardedLookup(rule, lookupFn);
-  const pool = new Http1Pool(connectLookup as unknown as LookupFunction, opts.maxSockets ?? 256);
+  const agent = new Agent({
+    connections: opts.maxSockets ?? 256,
+    keepAliveTimeout: IDLE_MS,
+    keepAliveMaxTimeout: IDLE_MS,
+    connect: { lookup: guardedLookup(rule, lookupFn) as unknown as LookupFunction },
+  });
 
   function request(req: OutboundRequest): Promise<OutboundResponse> {
     let url: URL;
@@ -52,21 +173,21 @@ export function createOutbound(opts: OutboundOptions): OutboundClient {
     const refusal = rule.screen(url.hostname);
     if (refusal) return Promise.reject(failure(refusedError(refusal)));
     if (req.signal?.aborted) return Promise.reject(new OutboundError('aborted', 'the request was cancelled', 'ABORT_ERR'));
-    const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
-    const exchange = pool.request({ url, method: req.method ?? 'GET', headers: req.headers ?? {}, body: req.body, maxBytes });
-    const timer = setTimeout(() => exchange.cancel(new OutboundError('timeout', `no answer within ${req.timeoutMs} ms`, 'ETIMEDOUT')), req.timeoutMs);
-    const onAbort = () => exchange.cancel(new OutboundError('aborted', 'the request was cancelled', 'ABORT_ERR'));
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    const settle = () => {
-      clearTimeout(timer);
-      req.signal?.removeEventListener('abort', onAbort);
+    const dispatch: Dispatcher.DispatchOptions = {
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers: req.headers ?? {},
+      body: req.body ?? null,
     };
-    return exchange.response.then((r) => {
-      settle();
-      return { status: r.status, headers: r.headers, body: r.bytes.toString('utf8'), bytes: r.bytes, truncated: r.truncated };
-    }, (e: unknown) => {
-      settle();
-      throw e instanceof OutboundError ? e : failure(e as NodeJS.ErrnoException);
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(req.maxBytes ?? DEFAULT_MAX_BYTES, req.timeoutMs, req.signal, resolve, reject);
+      try {
+        agent.dispatch(dispatch, exchange);
+      } catch (e) {
+        // A header that would split the request, or another refusal of undici's before it sends anything.
+        exchange.onError(e as Error);
+      }
     });
   }
 
@@ -74,7 +195,7 @@ export function createOutbound(opts: OutboundOptions): OutboundClient {
     request,
     check: destinationCheck(rule, lookupFn),
     close() {
-      pool.close();
+      void agent.destroy().catch(() => undefined);
     },
   };
 }
