@@ -208,6 +208,19 @@ export async function startGatehouse(db: DbKind, opts: StartOptions = {}): Promi
 }
 
 /**
+ * `gatehouse serve --roles worker` on `gh`'s database (the webhook worker
+ * alone, as a deployment runs it beside its HTTP nodes), with the same
+ * settings as startGatehouse; resolves once it is ready.
+ */
+export async function startWorker(gh: GatehouseUnderTest, nodeFlags: string[] = []): Promise<Child> {
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GATEHOUSE_')));
+  env.GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS = 'true';
+  const args = [...nodeFlags, gh.bin, 'serve', '--roles', 'worker', '--database-url', gh.databaseUrl, '--log-level', 'info'];
+  const { child } = await startChild(`gatehouse (${gh.db}, worker)`, args, (line) => (jsonField(line, 'msg')?.startsWith('Gatehouse ready') ? true : undefined), { env, timeoutMs: 60_000 });
+  return child;
+}
+
+/**
  * Refresh tokens for the rotation scenario, minted through the password
  * grant. Each costs one argon2 verify, so a few run at once; successful logins
  * do not count against the per-username lockout (only failures do).

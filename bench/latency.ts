@@ -2,6 +2,7 @@ import { Agent } from 'node:http';
 import autocannon from 'autocannon';
 import { adminCall, chatToken, createBot, type GatehouseUnderTest } from './gatehouse.js';
 import { cpuMeter, type Figures, type LoadOptions } from './load.js';
+import { stopChild, type Child } from './procs.js';
 import { latencyFigures, paced, post, sleep } from './paced.js';
 
 /**
@@ -151,6 +152,58 @@ export async function webhookDelivery(gh: GatehouseUnderTest, receiverUrl: strin
     cpuPerRequestUs: cpuUs === undefined || !s.count ? undefined : cpuUs / s.count,
     serverCpuShare: cpuUs === undefined ? undefined : cpuUs / ((rate ? load.duration : Math.max(load.duration, seconds)) * 1e6),
   };
+}
+
+/**
+ * Webhook delivery flat out: `gh` (the auth role alone) records token.issued
+ * for client_credentials requests made as fast as it answers them for the
+ * measured seconds, with no worker running, so the events wait in the
+ * outbox; then a worker process of its own (`startWorker`) starts on the same
+ * database and delivers them. req/s: deliveries from the first arrival to the
+ * last; CPU per delivery: the worker process's; p50/p99: commit to arrival,
+ * the backlog's wait included. What it measures is the deliverer, not the
+ * token endpoint that feeds it (a deployment runs them in processes of their
+ * own; on this machine both would share the same two cores).
+ */
+export async function webhookDrain(gh: GatehouseUnderTest, receiverUrl: string, load: LoadOptions, startWorker: () => Promise<Child>): Promise<Figures> {
+  const stats = async () => (await (await fetch(`${receiverUrl}/stats`)).json()) as ReceiverStats;
+  const produced = await autocannon({
+    url: `${gh.url}/oauth/token`,
+    method: 'POST',
+    headers: { authorization: gh.ccJwt.basic, 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+    connections: load.connections,
+    duration: load.duration,
+  });
+  await fetch(`${receiverUrl}/reset`, { method: 'POST' });
+  const worker = await startWorker();
+  try {
+    const cpu = cpuMeter(worker.proc.pid);
+    let before = -1;
+    for (let idle = 0; idle < 50; ) {
+      await sleep(100);
+      const { count } = await stats();
+      if (count >= produced['2xx']) break;
+      idle = count === before ? idle + 1 : 0;
+      before = count;
+    }
+    const s = await stats();
+    const cpuUs = cpu();
+    const seconds = Math.max(0.001, (s.last - s.first) / 1000);
+    return {
+      rps: s.count / seconds,
+      p50: s.p50,
+      p99: s.p99,
+      total: s.count,
+      non2xx: produced.non2xx,
+      // Events produced (2xx token responses) that never arrived; duplicates are not errors (at-least-once).
+      errors: produced.errors + Math.max(0, produced['2xx'] - s.count),
+      cpuPerRequestUs: cpuUs === undefined || !s.count ? undefined : cpuUs / s.count,
+      serverCpuShare: cpuUs === undefined ? undefined : cpuUs / (seconds * 1e6),
+    };
+  } finally {
+    await stopChild(worker);
+  }
 }
 
 /** An endpoint for token.issued at the receiver, through the admin API. */

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { writeChart } from './chart.js';
-import { adminCall, GATEHOUSE_BIN, postgresReachable, startGatehouse, type DbKind } from './gatehouse.js';
+import { adminCall, GATEHOUSE_BIN, postgresReachable, startGatehouse, startWorker, type DbKind } from './gatehouse.js';
 import { subscribeReceiver } from './latency.js';
 import { measure, type LoadOptions } from './load.js';
 import { startPeer } from './peer.js';
@@ -164,7 +164,14 @@ async function main(): Promise<void> {
         // Its own process with the worker role: recording token.issued slows the token endpoint, and the worker's load would skew the other rows.
         const wh = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth,worker', minimal: true });
         await subscribeReceiver(wh, receiver!);
-        groups.push({ db: name, scenarios: webhookScenarios(wh, receiver!).filter((s) => wanted(s.id)) });
+        // webhooks-max: a feeding process with no worker, and the worker alone started once the outbox is full.
+        let feed: Parameters<typeof webhookScenarios>[2];
+        if (wanted('webhooks-max')) {
+          const fg = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth', minimal: true });
+          await subscribeReceiver(fg, receiver!);
+          feed = { gh: fg, startWorker: () => startWorker(fg, profileFlags) };
+        }
+        groups.push({ db: name, scenarios: webhookScenarios(wh, receiver!, feed).filter((s) => wanted(s.id)) });
       }
       if (wanted('approval')) {
         // Its own process: the notification bot's token is set at start, and the worker delivers the approval messages.

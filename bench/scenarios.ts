@@ -1,12 +1,13 @@
 import type autocannon from 'autocannon';
 import { loginForm, mintCodes, mintRefreshTokens, PKCE_VERIFIER, signIn, chatToken, createBot, type GatehouseUnderTest } from './gatehouse.js';
-import { wakeupLatency, webhookDelivery } from './latency.js';
+import { wakeupLatency, webhookDelivery, webhookDrain } from './latency.js';
 import { callbackRoundTrip, sendPhotoLoad } from './callbacks.js';
 import type { Figures, Load, LoadOptions } from './load.js';
 import type { PeerUnderTest } from './peer.js';
 import { ProofMaker, withProofs } from './dpop.js';
 import { backchannelScenarios } from './backchannel.js';
 import { approvalLatency } from './approval.js';
+import type { Child } from './procs.js';
 
 export interface Scenario {
   id: string;
@@ -268,8 +269,13 @@ async function botWithChat(gh: GatehouseUnderTest): Promise<{ token: string; cha
   return { token, chatId };
 }
 
-/** Webhook delivery, on a Gatehouse running the worker role (started apart: its events slow the token endpoint). */
-export function webhookScenarios(gh: GatehouseUnderTest, receiverUrl: string): Scenario[] {
+/**
+ * Webhook delivery. `webhooks`: on a Gatehouse running the auth and worker
+ * roles in one process (started apart: its events slow the token endpoint).
+ * `webhooks-max`: `feed` (the auth role alone) fills the outbox, then a
+ * worker process of its own drains it (bench/latency.ts, webhookDrain).
+ */
+export function webhookScenarios(gh: GatehouseUnderTest, receiverUrl: string, feed?: { gh: GatehouseUnderTest; startWorker: () => Promise<Child> }): Scenario[] {
   const pid = gh.child.proc.pid;
   return [
     {
@@ -278,12 +284,12 @@ export function webhookScenarios(gh: GatehouseUnderTest, receiverUrl: string): S
       pid,
       run: (l) => webhookDelivery(gh, receiverUrl, l, 2000),
     },
-    {
+    ...(feed ? [{
       id: 'webhooks-max',
-      label: 'webhook deliveries with events produced flat out for the measured seconds, then drained; req/s: deliveries from first to last arrival; p50/p99 include the backlog\'s wait',
-      pid,
-      run: (l) => webhookDelivery(gh, receiverUrl, l, 0),
-    },
+      label: 'webhook deliveries flat out by the worker role in a process of its own: events produced for the measured seconds by client_credentials requests to another process (auth role) with no worker running, then a worker started and the outbox drained; req/s: deliveries from first to last arrival; CPU per delivery: the worker\'s; p50/p99 include the backlog\'s wait',
+      pid: feed.gh.child.proc.pid,
+      run: (l: LoadOptions) => webhookDrain(feed.gh, receiverUrl, l, feed.startWorker),
+    }] : []),
   ];
 }
 
