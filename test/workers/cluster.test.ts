@@ -115,6 +115,7 @@ for (const backend of backends) {
     let person: string;
     let chatApp: { id: string; secret: string };
     let webApp: { id: string; secret: string };
+    let renewingApp: { id: string; secret: string };
 
     before(async () => {
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -139,6 +140,8 @@ for (const backend of backends) {
       chatApp = { id: c.client.id, secret: c.secret! };
       const w = await createClient(storage, systemClock, { name: 'Web', redirectUris: [REDIRECT], grantTypes: ['authorization_code'], scope: 'user', trusted: true });
       webApp = { id: w.client.id, secret: w.secret! };
+      const r = await createClient(storage, systemClock, { name: 'Renewing', redirectUris: [REDIRECT], grantTypes: ['authorization_code', 'refresh_token'], scope: 'user', trusted: true });
+      renewingApp = { id: r.client.id, secret: r.secret! };
       const t = await sendFrom(loopback(0, 7), node.url, '/oauth/token', {
         headers: { authorization: basic(chatApp.id, chatApp.secret) }, form: { grant_type: 'password', username: 'owner', password: PASSWORD, scope: 'chat' },
       });
@@ -306,6 +309,28 @@ for (const backend of backends) {
         assert.equal(r.status, 302, `${r.body.slice(0, 100)} ${node.log().split('\n').filter((l) => /"level":(50|40)|SQLITE|rror/.test(l)).slice(-4).join('\n')}`);
         assert.ok(new URL(String(r.headers.location)).searchParams.get('code'), String(r.headers.location));
       }
+    });
+
+    it('20 parallel uses of one refresh token over both workers: one rotation, the rest invalid_grant, and the family revoked', async () => {
+      const agent = new Agent(node.url);
+      const { code, verifier } = await issueCode(agent, renewingApp.id, {}, { user: { username: 'owner', password: PASSWORD } });
+      const auth = { authorization: basic(renewingApp.id, renewingApp.secret) };
+      const first = await sendFrom(loopback(0, 14), node.url, '/oauth/token', { headers: auth, form: { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier } });
+      assert.equal(first.status, 200, first.body);
+      const refreshToken = json(first).refresh_token as string;
+      assert.ok(refreshToken, 'a refresh token was issued');
+      const from = accepted(node).length;
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => sendFrom(loopback(i, 15), node.url, '/oauth/token', {
+        headers: auth, form: { grant_type: 'refresh_token', refresh_token: refreshToken },
+      })));
+      assert.deepEqual(tally(results.map((r) => String(r.status))), { 200: 1, 400: 19 });
+      assert.ok(results.filter((r) => r.status === 400).every((r) => json(r).error === 'invalid_grant'), 'the losers get invalid_grant');
+      await bothWorkersSeen(node, from);
+      // The concurrent uses are reuse (RFC 9700 §4.14.2): the winner's new refresh token died with its family.
+      const winner = json(results.find((r) => r.status === 200)!).refresh_token as string;
+      const after = await sendFrom(loopback(0, 16), node.url, '/oauth/token', { headers: auth, form: { grant_type: 'refresh_token', refresh_token: winner } });
+      assert.equal(after.status, 400, after.body);
+      assert.equal(json(after).error, 'invalid_grant');
     });
 
     it('a worker killed with SIGKILL is started again and service goes on', { timeout: 90_000 }, async () => {
