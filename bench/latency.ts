@@ -114,16 +114,7 @@ export async function webhookDelivery(gh: GatehouseUnderTest, receiverUrl: strin
     ...(rate ? { overallRate: rate } : {}),
     duration: seconds,
   });
-  const drain = async (expected: number) => {
-    let before = -1;
-    for (let idle = 0; idle < 30; ) {
-      await sleep(100);
-      const { count } = await stats();
-      if (count >= expected) return;
-      idle = count === before ? idle + 1 : 0;
-      before = count;
-    }
-  };
+  const drain = (expected: number) => drainReceiver(stats, expected, 30);
 
   if (load.warmup > 0) {
     const w = await produce(load.warmup);
@@ -141,16 +132,37 @@ export async function webhookDelivery(gh: GatehouseUnderTest, receiverUrl: strin
   }
   const cpuUs = cpu();
   const seconds = rate ? load.duration : Math.max(0.001, (s.last - s.first) / 1000);
+  return deliveryFigures(s, r, cpuUs, { seconds, cpuSeconds: rate ? load.duration : Math.max(load.duration, seconds), drained: !rate });
+}
+
+/** Waits until the receiver counted `expected` deliveries, or its count stood still for `idleTicks` × 100 ms. */
+async function drainReceiver(stats: () => Promise<ReceiverStats>, expected: number, idleTicks: number): Promise<void> {
+  let before = -1;
+  for (let idle = 0; idle < idleTicks; ) {
+    await sleep(100);
+    const { count } = await stats();
+    if (count >= expected) return;
+    idle = count === before ? idle + 1 : 0;
+    before = count;
+  }
+}
+
+/**
+ * A delivery row's figures: deliveries per second over `seconds`, the
+ * server's CPU over `cpuSeconds`; `drained`: every event produced (a 2xx
+ * token response) should have arrived, and one that did not is an error
+ * (a duplicate is not: at-least-once).
+ */
+function deliveryFigures(s: ReceiverStats, produced: autocannon.Result, cpuUs: number | undefined, w: { seconds: number; cpuSeconds: number; drained: boolean }): Figures {
   return {
-    rps: s.count / seconds,
+    rps: s.count / w.seconds,
     p50: s.p50,
     p99: s.p99,
     total: s.count,
-    non2xx: r.non2xx,
-    // Events produced (2xx token responses) that never arrived, when draining; duplicates are not errors (at-least-once).
-    errors: r.errors + (rate ? 0 : Math.max(0, r['2xx'] - s.count)),
+    non2xx: produced.non2xx,
+    errors: produced.errors + (w.drained ? Math.max(0, produced['2xx'] - s.count) : 0),
     cpuPerRequestUs: cpuUs === undefined || !s.count ? undefined : cpuUs / s.count,
-    serverCpuShare: cpuUs === undefined ? undefined : cpuUs / ((rate ? load.duration : Math.max(load.duration, seconds)) * 1e6),
+    serverCpuShare: cpuUs === undefined ? undefined : cpuUs / (w.cpuSeconds * 1e6),
   };
 }
 
@@ -179,28 +191,11 @@ export async function webhookDrain(gh: GatehouseUnderTest, receiverUrl: string, 
   const worker = await startWorker();
   try {
     const cpu = cpuMeter(worker.proc.pid);
-    let before = -1;
-    for (let idle = 0; idle < 50; ) {
-      await sleep(100);
-      const { count } = await stats();
-      if (count >= produced['2xx']) break;
-      idle = count === before ? idle + 1 : 0;
-      before = count;
-    }
+    await drainReceiver(stats, produced['2xx'], 50);
     const s = await stats();
     const cpuUs = cpu();
     const seconds = Math.max(0.001, (s.last - s.first) / 1000);
-    return {
-      rps: s.count / seconds,
-      p50: s.p50,
-      p99: s.p99,
-      total: s.count,
-      non2xx: produced.non2xx,
-      // Events produced (2xx token responses) that never arrived; duplicates are not errors (at-least-once).
-      errors: produced.errors + Math.max(0, produced['2xx'] - s.count),
-      cpuPerRequestUs: cpuUs === undefined || !s.count ? undefined : cpuUs / s.count,
-      serverCpuShare: cpuUs === undefined ? undefined : cpuUs / (seconds * 1e6),
-    };
+    return deliveryFigures(s, produced, cpuUs, { seconds, cpuSeconds: seconds, drained: true });
   } finally {
     await stopChild(worker);
   }
