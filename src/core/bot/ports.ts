@@ -196,9 +196,9 @@ export interface ChatStore {
    * statement where the database allows, atomic by itself, the updates' ids
    * from one allocation in the order given. `person` is the chat's person as
    * the caller expects it, since the updates it builds carry their names.
-   * Undefined when it cannot (no such statement on this database, an update
-   * of another shape, a chat missing, a person other than expected): then
-   * nothing is stored.
+   * Absent where the database has no such statement (SQLite). Resolves
+   * undefined when it cannot (an update of another shape, a chat missing, a
+   * person other than expected): then nothing is stored.
    */
   addPersonMessages?(botId: number, chats: PersonMessages[], now: number): Promise<{ chat: ChatRecord; messages: StoredMessage[]; updates: Update[] }[] | undefined>;
   getMessage(botId: number, chatId: number, messageId: number): Promise<StoredMessage | undefined>;

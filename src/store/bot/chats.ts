@@ -81,7 +81,16 @@ const MESSAGE_UPDATE_PREFIX = '{"update_id":0,"message":{"message_id":0';
 const compiled = new Map<string, CompiledQuery<ChatWithPersonRow>>();
 
 export class SqlChatStore implements ChatStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  /**
+   * Only where there is such a statement (PostgreSQL): on SQLite the group's
+   * transaction does these writes in-process, and the group does not build
+   * the statement's input only to be told no.
+   */
+  readonly addPersonMessages?: ChatStore['addPersonMessages'];
+
+  constructor(private readonly db: Kysely<DB>) {
+    if (db.getExecutor().adapter instanceof PostgresAdapter) this.addPersonMessages = (botId, chats, now) => this.personMessagesPg(botId, chats, now);
+  }
 
   /** The chat, created on first contact: a read in the common case, the insert only when it is missing. */
   async open(botId: number, chatId: number, userId: string, now: number): Promise<ChatRecord> {
@@ -185,8 +194,8 @@ export class SqlChatStore implements ChatStore {
     };
   }
 
-  async addPersonMessages(botId: number, chats: PersonMessages[], now: number): Promise<{ chat: ChatRecord; messages: StoredMessage[]; updates: Update[] }[] | undefined> {
-    if (!(this.db.getExecutor().adapter instanceof PostgresAdapter) || chats.length === 0) return undefined;
+  private async personMessagesPg(botId: number, chats: PersonMessages[], now: number): Promise<{ chat: ChatRecord; messages: StoredMessage[]; updates: Update[] }[] | undefined> {
+    if (chats.length === 0) return undefined;
     const all = chats.flatMap((c) => c.messages);
     const withUpdates = all.filter((m) => m.update).length;
     if (withUpdates !== 0 && withUpdates !== all.length) return undefined;

@@ -119,8 +119,13 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         assert.equal((await storage.chats.get(bot.id, 44))?.lastMessageId, 0);
       });
 
-      it('stores people\'s messages with the bot\'s updates in one go where it can: ids consecutive, payloads as built; nothing for a renamed person or a missing chat', async (t) => {
-        if (!storage.chats.addPersonMessages) return t.skip('no such statement on this store');
+      it('stores people\'s messages with the bot\'s updates in one go where it can: ids consecutive, payloads as built; nothing for a renamed person or a missing chat', async () => {
+        const addPersonMessages = storage.chats.addPersonMessages?.bind(storage.chats);
+        if (!addPersonMessages) {
+          // SQLite has no such statement: its writes are in-process, and the group's transaction does them (group-writes.ts).
+          assert.match(name, /sqlite/i, 'only SQLite goes without it');
+          return;
+        }
         const bot = aBot();
         await storage.bots.create(bot);
         const person = async (name: string | null, chat = true) => {
@@ -135,12 +140,10 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         const build = (p: typeof ada) => (m: { messageId: number; text: string; date: number }) => (update_id: number) =>
           ({ update_id, message: { message_id: m.messageId, from: { id: p.id, is_bot: false, first_name: p.username }, chat: { id: p.id, type: 'private' }, date: m.date, text: m.text } }) as Update;
         const one = (p: typeof ada, text: string) => ({ message: aMessage(bot.id, p.id, { text }), update: build(p) });
-        const got = await storage.chats.addPersonMessages(bot.id, [
+        const got = await addPersonMessages(bot.id, [
           { person: ada, messages: [one(ada, 'a1'), one(ada, 'a2 "quoted" ✓')] },
           { person: bob, messages: [one(bob, 'b1')] },
         ], T + 3);
-        // SQLite has no such statement: its writes are in-process, and the group's transaction does them (group-writes.ts).
-        if (!got && /sqlite/i.test(name)) return t.skip('one statement only on PostgreSQL');
         assert.ok(got);
         assert.deepEqual(got.map((c) => c.messages.map((m) => m.messageId)), [[1, 2], [1]]);
         assert.deepEqual(got.map((c) => c.chat.lastMessageId), [2, 1]);
@@ -152,11 +155,11 @@ export function botStoresConformance(name: string, factory: StoreFactory<BotStor
         assert.deepEqual(listed.map((u) => u.chatId), [ada.id, ada.id, bob.id]);
         assert.deepEqual(await storage.chats.messagesAfter(bot.id, ada.id, 0, 10), got[0]!.messages);
         // A person not as expected (renamed), or a chat missing: nothing stored.
-        assert.equal(await storage.chats.addPersonMessages(bot.id, [{ person: { ...ada, name: 'Ada King' }, messages: [one(ada, 'x')] }], T), undefined);
+        assert.equal(await addPersonMessages(bot.id, [{ person: { ...ada, name: 'Ada King' }, messages: [one(ada, 'x')] }], T), undefined);
         const carol = { userId: randomUUID(), id: bob.id + 1, username: 'carol', name: null };
-        assert.equal(await storage.chats.addPersonMessages(bot.id, [{ person: ada, messages: [one(ada, 'y')] }, { person: carol, messages: [one(carol, 'z')] }], T), undefined);
+        assert.equal(await addPersonMessages(bot.id, [{ person: ada, messages: [one(ada, 'y')] }, { person: carol, messages: [one(carol, 'z')] }], T), undefined);
         const dave = await person('Dave', false);
-        assert.equal(await storage.chats.addPersonMessages(bot.id, [{ person: ada, messages: [one(ada, 'y')] }, { person: dave, messages: [one(dave, 'z')] }], T), undefined);
+        assert.equal(await addPersonMessages(bot.id, [{ person: ada, messages: [one(ada, 'y')] }, { person: dave, messages: [one(dave, 'z')] }], T), undefined);
         assert.equal(await storage.updates.count(bot.id), 3);
         assert.equal((await storage.chats.messagesAfter(bot.id, ada.id, 0, 10)).length, 2);
         assert.equal((await storage.chats.get(bot.id, ada.id))?.lastMessageId, 2, 'no message_id taken either');
