@@ -29,6 +29,8 @@ export interface Config {
   readonly codeTtl: number;
   readonly refreshTokenTtl: number;
   readonly sessionTtl: number;
+  /** Sudo mode: a sensitive change needs the password or a second factor from the last this many seconds (src/core/reauth.ts). */
+  readonly reauthWindow: number;
   /** GET on the token endpoint (some older clients send it; credentials end up in logs, docs/security.md); off by default. */
   readonly tokenEndpointGet: boolean;
   /** `/oauth/token_key` open to everyone (it always is at /.well-known/jwks.json). */
@@ -172,6 +174,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     codeTtl: v.GATEHOUSE_CODE_TTL,
     refreshTokenTtl: v.GATEHOUSE_REFRESH_TOKEN_TTL,
     sessionTtl: v.GATEHOUSE_SESSION_TTL,
+    reauthWindow: v.GATEHOUSE_REAUTH_WINDOW,
     tokenEndpointGet: v.GATEHOUSE_TOKEN_ENDPOINT_GET,
     openTokenKey: v.GATEHOUSE_OPEN_TOKEN_KEY,
     parTtl: v.GATEHOUSE_PAR_TTL,

@@ -129,6 +129,11 @@ const DECLARED = {
   GATEHOUSE_CODE_TTL: setting({ default: 60, description: 'authorization code lifetime, seconds (at most 600)', schema: (name) => integer(name, 1, 600) }),
   GATEHOUSE_REFRESH_TOKEN_TTL: setting({ default: 30 * 24 * 3600, description: 'refresh token lifetime, seconds', schema: (name) => integer(name, 1, 2 ** 31) }),
   GATEHOUSE_SESSION_TTL: setting({ default: 12 * 3600, description: 'sign-in session lifetime, seconds (at least 60)', schema: (name) => integer(name, 60, 2 ** 31) }),
+  GATEHOUSE_REAUTH_WINDOW: setting({
+    default: 600,
+    description: 'how recently the password or a second factor must have been given for a sensitive change (second factors, recovery codes, chat link and approval, password, e-mail, deletion), seconds; older sign-ins are asked again first',
+    schema: (name) => integer(name, 30, 86400),
+  }),
   GATEHOUSE_TOKEN_ENDPOINT_GET: setting({ default: false, description: 'accept GET on the token endpoint (credentials end up in logs: keep off)', schema: boolean }),
   GATEHOUSE_OPEN_TOKEN_KEY: setting({ default: false, description: 'open `/oauth/token_key` to unauthenticated callers (the keys are always at `/.well-known/jwks.json`)', schema: boolean }),
   GATEHOUSE_PAR_TTL: setting({ default: 60, description: "lifetime of a pushed authorization request's `request_uri`, seconds (at most 600)", schema: (name) => integer(name, 1, 600) }),
