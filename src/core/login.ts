@@ -19,7 +19,8 @@ export type LoginOutcome =
   /** secondFactor: the password was right, but the account has a second factor: no sign-in until it passes (src/core/mfa). */
   | { ok: true; user: User; secondFactor?: boolean }
   | { ok: false; reason: 'invalid'; lockedNow: boolean }
-  | { ok: false; reason: 'locked'; retryAfterSeconds: number }
+  /** `busy`: refused only because other attempts for the account are being checked right now; retry in a second. */
+  | { ok: false; reason: 'locked'; retryAfterSeconds: number; busy?: true }
   /** The password was right, but an administrator locked the account (admin console). */
   | { ok: false; reason: 'disabled' };
 
@@ -56,7 +57,7 @@ export class LoginGuard {
     private readonly secondFactor?: (userId: string) => Promise<boolean>,
   ) {
     this.throttle = new CredentialThrottle(limits, clock, {
-      kind: 'login', perCredential: policy.maxFailuresPerAccount, perAddress: policy.maxFailuresPerAddress, windowMs: policy.windowMs,
+      kind: 'login', perCredential: policy.maxFailuresPerAccount, perAddress: policy.maxFailuresPerAddress, windowMs: policy.windowMs, inFlight: true,
     });
   }
 
@@ -74,7 +75,7 @@ export class LoginGuard {
     const gate = await this.throttle.admit(name, address);
     if (!gate.allowed) {
       await recordEvent(stores, 'user.login.failed', { user_id: null, username: typed, ip: address, reason: 'locked' }, now);
-      return { ok: false, reason: 'locked', retryAfterSeconds: gate.retryAfterSeconds };
+      return { ok: false, reason: 'locked', retryAfterSeconds: gate.retryAfterSeconds, ...(gate.busy ? { busy: true as const } : {}) };
     }
     let user: User | undefined;
     let valid: boolean;
@@ -98,6 +99,7 @@ export class LoginGuard {
       if (!opts.session) await recordEvent(stores, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: address, sid: null }, now);
       return { ok: true, user };
     }
+    await this.throttle.failedAdmitted(name);
     const who = { user_id: user?.id ?? null, username: typed, ip: address };
     await recordEvent(stores, 'user.login.failed', { ...who, reason: 'invalid_credentials' }, now);
     // This failure was the last the limits allowed: the account or the address is locked from now on.

@@ -8,6 +8,12 @@ export interface ThrottlePolicy {
   perCredential: number;
   perAddress: number;
   windowMs: number;
+  /**
+   * Also count the attempts being checked right now (`<kind>:busy:<id>`), so
+   * a refusal caused only by attempts in flight, not by failures, says so
+   * and asks for a retry in a second rather than at the window's end.
+   */
+  inFlight?: boolean;
 }
 
 const FIFTEEN_MINUTES = 15 * 60_000;
@@ -27,7 +33,16 @@ export interface Verdict {
   retryAfterSeconds: number;
   /** The limit that refused; or, when allowed, the limit this attempt reaches if it fails (it locks now). */
   lockedBy?: LockedBy;
+  /**
+   * Refused only because other attempts for the credential are being checked
+   * right now (policies with `inFlight`): it clears as soon as they finish, so
+   * `retryAfterSeconds` is BUSY_RETRY_SECONDS, not the window's end.
+   */
+  busy?: true;
 }
+
+/** Retry-After for a refusal caused by attempts in flight: they take about one password hash each. */
+export const BUSY_RETRY_SECONDS = 1;
 
 /** Ids as typed by a caller can be long; the key stays short and indexable. */
 const idPart = (id: string) => (id.length > 128 ? `sha256:${sha256(id)}` : id);
@@ -71,6 +86,13 @@ export class CredentialThrottle {
     return [`${this.policy.kind}:acct:${idPart(id)}`, `${this.policy.kind}:addr:${address}`];
   }
 
+  /** The counters an admitted attempt holds until it ends: with `inFlight`, the busy counter too. */
+  private held(id: string, address: string): string[] {
+    const keys: string[] = this.keys(id, address);
+    if (this.policy.inFlight) keys.push(`${this.policy.kind}:busy:${idPart(id)}`);
+    return keys;
+  }
+
   /**
    * Counts an attempt before its credential is checked; refused once either
    * count is over its limit, so at most the limit are admitted per window.
@@ -82,8 +104,13 @@ export class CredentialThrottle {
    */
   async admit(id: string, address: string): Promise<Verdict> {
     const now = this.clock.now();
-    const [acct, addr] = await this.store.hitAll(this.keys(id, address), this.policy.windowMs, now);
-    const verdict = this.judge(acct!, addr!, now, 'admit');
+    const [acct, addr, busy] = await this.store.hitAll(this.held(id, address), this.policy.windowMs, now);
+    let verdict = this.judge(acct!, addr!, now, 'admit');
+    // Failures alone (the attempts in flight, this one included, taken out) do not reach the limit: only a burst is refused.
+    if (!verdict.allowed && busy && verdict.lockedBy === 'credential' && addr!.count <= this.policy.perAddress
+      && acct!.count - busy.count < this.policy.perCredential) {
+      verdict = { allowed: false, retryAfterSeconds: BUSY_RETRY_SECONDS, lockedBy: 'credential', busy: true };
+    }
     if (!verdict.allowed) await this.abandoned(id, address);
     return verdict;
   }
@@ -91,7 +118,12 @@ export class CredentialThrottle {
   /** An admitted attempt that got no answer (the check failed to run): neither a failure nor a success. */
   async abandoned(id: string, address: string): Promise<void> {
     const now = this.clock.now();
-    await Promise.all(this.keys(id, address).map((k) => this.store.unhit(k, now)));
+    await Promise.all(this.held(id, address).map((k) => this.store.unhit(k, now)));
+  }
+
+  /** An admitted attempt that failed: its failure stays counted, it is no longer in flight (policies with `inFlight`). */
+  async failedAdmitted(id: string): Promise<void> {
+    if (this.policy.inFlight) await this.store.unhit(`${this.policy.kind}:busy:${idPart(id)}`, this.clock.now());
   }
 
   /**
@@ -103,8 +135,9 @@ export class CredentialThrottle {
    * by signing in to it between guesses.
    */
   async succeeded(id: string, address: string): Promise<void> {
-    const [acctKey, addrKey] = this.keys(id, address);
-    await Promise.all([this.store.reset(acctKey), this.store.unhit(addrKey, this.clock.now())]);
+    const [acctKey, addrKey, busyKey] = this.held(id, address);
+    const now = this.clock.now();
+    await Promise.all([this.store.reset(acctKey!), this.store.unhit(addrKey!, now), ...(busyKey ? [this.store.unhit(busyKey, now)] : [])]);
   }
 
   /** Before a cheap check, with nothing written: refused while either count of failures is at its limit. */

@@ -52,7 +52,7 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
   });
 
   // Login CSRF: the form carries an HMAC of a random HttpOnly cookie (RFC 6749 §10.12).
-  app.get('/login', { config: page, schema: { querystring: paramsOf('return_to') } }, async (req, reply) => {
+  app.get('/login', { config: page, schema: { querystring: paramsOf('return_to', 'login_hint') } }, async (req, reply) => {
     let secret = req.cookies[csrfCookie(gh)];
     if (!secret || secret.length > 64) {
       secret = randomToken();
@@ -61,7 +61,9 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     const q = req.query as Params;
     const returnTo = safeReturnTo(gh, str(q, 'return_to'));
     // Passkeys sign in without a password on their own page (src/http/auth/passkey-routes.ts).
-    const page = loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) });
+    // OpenID Connect Core §3.1.2.1 login_hint (passed on by the authorization endpoint): fills the username field only.
+    const hint = str(q, 'login_hint')?.slice(0, 64);
+    const page = loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, ...(hint ? { username: hint } : {}), appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) });
     return sendPage(reply, 200, withPasskeyLink(page, returnTo));
   });
 
@@ -82,7 +84,8 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     if (!outcome.ok) {
       if (outcome.reason === 'locked') {
         reply.header('retry-after', String(outcome.retryAfterSeconds));
-        return again(429, 'Too many failed sign-in attempts. Wait 15 minutes and try again.');
+        return again(429, outcome.busy ? 'Other sign-in attempts for this account are being checked right now. Try again in a moment.'
+          : 'Too many failed sign-in attempts. Wait 15 minutes and try again.');
       }
       // An administrator locked the account (admin console, Users).
       if (outcome.reason === 'disabled') return again(403, 'This account is locked. Ask an administrator to unlock it.');
