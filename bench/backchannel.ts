@@ -66,7 +66,7 @@ function pollScenario(gh: GatehouseUnderTest, load: LoadOptions, pid: number | u
   };
 }
 
-/** Device authorization and CIBA polling rows (README, Device authorization; docs/benchmarks.md). */
+/** Device authorization and CIBA polling rows (docs/second-factors.md, Device authorization; docs/benchmarks.md). */
 export function backchannelScenarios(gh: GatehouseUnderTest, load: LoadOptions, pid: number | undefined): Scenario[] {
   return [pollScenario(gh, load, pid, 'device'), pollScenario(gh, load, pid, 'ciba')];
 }

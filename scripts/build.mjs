@@ -108,7 +108,7 @@ export async function build() {
       external: EXTERNAL,
       // Some bundled dependencies are CommonJS and call require() for Node's own modules.
       banner: { js: "import { createRequire as __ghCreateRequire } from 'node:module'; const require = __ghCreateRequire(import.meta.url);" },
-      // A map file beside each chunk: stack traces in src/ terms with `node --enable-source-maps` (README).
+      // A map file beside each chunk: stack traces in src/ terms with `node --enable-source-maps` (docs/operations.md, Development).
       sourcemap: 'linked',
       sourcesContent: false,
       // Class and function names as in src/ (error names, logs).

@@ -4,7 +4,7 @@ import { readSettings, type Registration, type Role, type Source, type TokenVeri
 
 /**
  * Settings: flags, then environment variables, then these defaults
- * (README, Settings). Validated once at start; a bad value stops the process with
+ * (docs/deployment.md, Settings). Validated once at start; a bad value stops the process with
  * a message naming the setting.
  */
 export interface Config {
@@ -51,7 +51,7 @@ export interface Config {
   /** Port of the Prometheus `/metrics` listener; undefined: no metrics. */
   readonly metricsPort: number | undefined;
   /**
-   * How the resource server checks access tokens (README, Resource server): `table` looks
+   * How the resource server checks access tokens (docs/oauth.md, Resource server): `table` looks
    * every token up in the shared storage (sees revocation), `local` verifies
    * JWTs against the issuer's JWKS without a lookup (fastest; revocation of a
    * JWT is not seen before it expires), `introspection` asks the

@@ -227,7 +227,7 @@ const JWT_CACHE_MS = 60_000;
 
 /**
  * The token check of {api_url}, as `GATEHOUSE_TOKEN_VERIFICATION` says
- * (README, Resource server). Opaque tokens can only be looked up, so `local` still sends
+ * (docs/oauth.md, Resource server). Opaque tokens can only be looked up, so `local` still sends
  * them to the token table, which this process shares anyway: it reads the
  * users table to answer `/user`.
  */

@@ -107,7 +107,7 @@ function woken(gh: Gatehouse, links: ClusterLinks): Gatehouse {
 export async function startGatehouse(configured: Config, opts: GatehouseOptions & { logger?: Logger; worker?: WorkerProcess } = {}): Promise<RunningGatehouse> {
   const { worker } = opts;
   const logger = opts.logger ?? pino({ level: configured.logLevel, base: undefined });
-  // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (README, Traces); before the apps, so their hooks see it.
+  // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md, Traces); before the apps, so their hooks see it.
   await startTracing(process.env);
   // Prometheus counters only when something serves them (GATEHOUSE_METRICS_PORT): prom-client is loaded, and each request counted, only then.
   if (configured.metricsPort !== undefined) await enableHttpMetrics();

@@ -6,13 +6,13 @@ import { parseSecretKey } from './core/secret-box.js';
  * from it (`GATEHOUSE_AUTH_PORT` is `--auth-port`), its default, the zod
  * schema that checks and converts a set value (its messages name the
  * setting), and a one-line description. loadConfig (src/config.ts), the
- * command line's flags and `--help`, and the README's settings table
+ * command line's flags and `--help`, and the settings table of docs/deployment.md
  * (`npm run docs:settings`) are all made from this table.
  */
 export interface Setting<T> {
   /** The default when the setting is unset or empty; `undefined`: unset. */
   readonly default: T | undefined;
-  /** The default as the README shows it, when it depends on other settings. */
+  /** The default as docs/deployment.md shows it, when it depends on other settings. */
   readonly defaultText?: string;
   readonly description: string;
   /** Checks and converts a non-empty value. */
@@ -244,7 +244,7 @@ function defaultOf(s: Setting<unknown>): string {
   return `\`${String(s.default)}\``;
 }
 
-/** The README's settings table (markdown), made from the declarations. */
+/** The settings table of docs/deployment.md (markdown), made from the declarations. */
 export function settingsTable(): string {
   const rows = SETTING_NAMES.map((name) => {
     const s = SETTINGS[name];

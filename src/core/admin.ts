@@ -23,7 +23,7 @@ export interface ClientInput extends CurrentClientInput {
   introspect?: boolean;
   domain?: string | null;
   tokenFormat?: string;
-  /** RFC 8705 certificate (PEM) or thumbprint, and the address allow-list (README, Application-level access): see client-access.ts. */
+  /** RFC 8705 certificate (PEM) or thumbprint, and the address allow-list (docs/oauth.md, Application-level access): see client-access.ts. */
   tlsClientCertificate?: string;
   tlsClientCertificateThumbprint?: string;
   allowedAddresses?: string[];
@@ -150,7 +150,7 @@ export async function rotateClientSecret(storage: Pick<Storage, 'clients' | 'tra
   return secret;
 }
 
-/** The client as shown by the CLI and the admin API (README, Command line and Admin HTTP API). */
+/** The client as shown by the CLI and the admin API (docs/operations.md, Command line and Admin HTTP API). */
 export function describeClient(c: Client, secret?: string): Record<string, unknown> {
   return {
     client_id: c.id,

@@ -3,7 +3,7 @@ import type { ClientAuthMethod } from './model.js';
 import { parseAllowList } from './oauth/addresses.js';
 import { certificateThumbprint, isThumbprint } from './oauth/mtls.js';
 
-/** The application-level access settings of a registration (README, Application-level access). */
+/** The application-level access settings of a registration (docs/oauth.md, Application-level access). */
 export interface AccessInput {
   /** RFC 8705 self_signed_tls_client_auth: the client's certificate, PEM. */
   tlsClientCertificate?: string;

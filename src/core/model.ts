@@ -33,7 +33,7 @@ export interface Client {
   tokenFormat: TokenFormat;
   /** RFC 8705 self_signed_tls_client_auth: `x5t#S256` of the registered certificate. */
   tlsCertThumbprint?: string;
-  /** Addresses (CIDR blocks) the client may call from; absent or empty: anywhere (README, Application-level access). */
+  /** Addresses (CIDR blocks) the client may call from; absent or empty: anywhere (docs/oauth.md, Application-level access). */
   allowedAddresses?: string[];
   /** OpenID Connect RP-initiated logout: where the end-session endpoint may send the browser back (exact match). */
   postLogoutRedirectUris: string[];

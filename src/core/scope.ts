@@ -5,7 +5,7 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 /**
  * Parses a requested scope. RFC 6749 §3.3 separates with spaces; some
- * clients send commas (README, Endpoints), so both are accepted (a comma is not a legal
+ * clients send commas (docs/oauth.md, Endpoints), so both are accepted (a comma is not a legal
  * scope-token character, so this is unambiguous).
  */
 export function parseScope(raw: string | undefined): string[] {

@@ -3,7 +3,7 @@ import { listenOn } from './listen.js';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
- * Gatehouse's Prometheus metrics (README, Metrics). One registry per
+ * Gatehouse's Prometheus metrics (docs/operations.md, Metrics). One registry per
  * process: the HTTP hooks (src/http/metrics.ts) and the notification worker
  * record into it whether or not a listener serves it, which costs a few
  * map lookups a request. The protocol core never sees prom-client: what it

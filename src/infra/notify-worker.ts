@@ -8,7 +8,7 @@ import type { Gatehouse } from '../gatehouse.js';
 import { webhookDeliverySeconds } from './metrics.js';
 import { inClientSpan } from './tracing.js';
 
-/** Each attempt's duration and outcome, for the metrics (README, Metrics). */
+/** Each attempt's duration and outcome, for the metrics (docs/operations.md, Metrics). */
 function timed(kind: 'webhook' | 'chat', transport: Transport): Transport {
   return {
     async post(req) {

@@ -4,7 +4,7 @@ import type { Context, Span, TextMapPropagator, Tracer } from '@opentelemetry/ap
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 
 /**
- * OpenTelemetry traces (README, Traces), on when OTEL_EXPORTER_OTLP_ENDPOINT
+ * OpenTelemetry traces (docs/operations.md, Traces), on when OTEL_EXPORTER_OTLP_ENDPOINT
  * is set: spans go over OTLP/HTTP (JSON) to `{endpoint}/v1/traces`, the
  * exporter reading the standard OTEL_EXPORTER_OTLP_* variables itself. One
  * provider per process, not registered globally, so a library's own spans

@@ -9,7 +9,7 @@ import { pgDialect } from './pg-driver.js';
 import { offThreadCheckpoints } from './sqlite-checkpoint.js';
 import { traceQuery, tracingOn } from '../infra/tracing.js';
 
-/** A span per statement when traces are on (README, Traces). */
+/** A span per statement when traces are on (docs/operations.md, Traces). */
 const queryTracing = () => (tracingOn() ? { log: traceQuery } : {});
 
 export type Dialect = 'sqlite' | 'postgres';

@@ -20,7 +20,7 @@ export async function startBotServer(opts: { db?: DbKind; env?: Record<string, s
 // People who talk to bots (a bearer token of scope `chat`) come from the shared helper.
 export { signedInPerson, type Person } from '../helpers/people.js';
 
-/** The chat client API (README, Chat-bot interface, "People's side"). */
+/** The chat client API (docs/chat-bot.md, "People's side"). */
 export class ChatApi {
   constructor(private readonly base: string, private readonly person: Person) {}
 
@@ -78,7 +78,7 @@ export async function botApi(base: string, token: string, method: string, params
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** Creates a bot by talking to BotFather (README, Chat-bot interface); returns its token. */
+/** Creates a bot by talking to BotFather (docs/chat-bot.md); returns its token. */
 export async function botViaBotFather(chat: ChatApi, name: string, username: string): Promise<string> {
   await chat.ask('BotFather', '/newbot');
   await chat.ask('BotFather', name);

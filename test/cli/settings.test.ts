@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig, withListeners } from '../../src/config.js';
 import { configFromArgs } from '../../src/cli/main.js';
 import { SETTING_NAMES, flagOf, settingsTable, type SettingName } from '../../src/settings.js';
-import { README_END, README_START } from '../../scripts/docs-settings.js';
+import { SETTINGS_DOC, SETTINGS_END, SETTINGS_START } from '../../scripts/docs-settings.js';
 import { runCli } from '../helpers/cli.js';
 
 const KEY = 'A'.repeat(43) + '=';
@@ -72,15 +72,15 @@ const COMPANIONS: Partial<Record<SettingName, Record<string, string>>> = {
   GATEHOUSE_CLIENT_CERT_HEADER: { GATEHOUSE_TRUST_PROXY: 'true' },
 };
 
-describe('settings: one table for loadConfig, the flags, --help and the README', () => {
+describe('settings: one table for loadConfig, the flags, --help and docs/deployment.md', () => {
   after(() => rmSync(DIR, { recursive: true, force: true }));
 
-  it('the README settings section is the table, exactly (npm run docs:settings writes it)', () => {
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
-    const start = readme.indexOf(README_START);
-    const end = readme.indexOf(README_END);
-    assert.ok(start >= 0 && end > start, 'README.md has the settings markers');
-    assert.equal(readme.slice(start + README_START.length, end).trim(), settingsTable());
+  it('the settings section of docs/deployment.md is the table, exactly (npm run docs:settings writes it)', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../..', SETTINGS_DOC), 'utf8');
+    const start = doc.indexOf(SETTINGS_START);
+    const end = doc.indexOf(SETTINGS_END);
+    assert.ok(start >= 0 && end > start, `${SETTINGS_DOC} has the settings markers`);
+    assert.equal(doc.slice(start + SETTINGS_START.length, end).trim(), settingsTable());
   });
 
   it('every setting has a flag (--auth-port for GATEHOUSE_AUTH_PORT) that sets it, over the environment', () => {

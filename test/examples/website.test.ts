@@ -6,7 +6,7 @@ import { Agent, parseForm } from '../helpers/agent.js';
 import { TestClock } from '../helpers/clock.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-/** The sample website over plain HTTP (README, Sample website): its server-side half, refresh included. */
+/** The sample website over plain HTTP (docs/oauth.md, Sample website): its server-side half, refresh included. */
 describe('sample website (HTTP)', () => {
   const clock = new TestClock();
   let server: TestServer;

@@ -36,7 +36,7 @@ function fullServiceAfter(seen: (Outcome & { at: number })[], from: number): num
 }
 
 /**
- * The trial of the README's "Running several processes": three processes
+ * The trial of docs/deployment.md's "Running several processes": three processes
  * behind HAProxy, run with examples/haproxy/haproxy.cfg as it is, sharing
  * PostgreSQL and Redis through proxies the test cuts, under a steady load of
  * client-credentials token requests through the load balancer.

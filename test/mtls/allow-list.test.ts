@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-/** README, Application-level access: a client limited to some addresses is refused from anywhere else, with invalid_client. */
+/** docs/oauth.md, Application-level access: a client limited to some addresses is refused from anywhere else, with invalid_client. */
 describe('address allow-list per client', () => {
   let server: TestServer;
   let proxied: TestServer;

@@ -6,7 +6,7 @@ import type { Conversations, Written } from './conversations.js';
 import { BotUsernameTakenError, type BotRecord, type BotStorage, type Person } from './ports.js';
 
 /**
- * BotFather's conversation (README, Chat-bot interface): a small state machine kept in
+ * BotFather's conversation (docs/chat-bot.md): a small state machine kept in
  * the chat row, so any process can carry on a conversation another started.
  */
 type State =

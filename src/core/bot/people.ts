@@ -32,7 +32,7 @@ const TOKEN_IN_TEXT = /(?<![0-9])[1-9][0-9]{0,15}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9
 const HAS_TOKEN = new RegExp(TOKEN_IN_TEXT.source);
 
 /**
- * The people's side of the chat-bot interface (README, Chat-bot interface,
+ * The people's side of the chat-bot interface (docs/chat-bot.md,
  * "People's side"): acts for a signed-in user, addressing bots by username.
  */
 export interface ChatClientDeps {

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Per-client address allow-lists (README, Application-level access): CIDR blocks such as
+ * Per-client address allow-lists (docs/oauth.md, Application-level access): CIDR blocks such as
  * `203.0.113.0/24`, `2001:db8::/32`, or single addresses. Stored as written;
  * parsed here, where a malformed entry is refused at registration.
  */

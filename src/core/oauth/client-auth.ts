@@ -12,7 +12,7 @@ export interface ClientCredentialsInput {
   /** The Authorization header, if any. */
   authorization: string | undefined;
   params: Params;
-  /** The caller's address, for clients limited to some (README, Application-level access). */
+  /** The caller's address, for clients limited to some (docs/oauth.md, Application-level access). */
   address?: string;
   /** `x5t#S256` of the TLS client certificate the caller presented, if any (RFC 8705). */
   clientCertThumbprint?: string;
@@ -21,7 +21,7 @@ export interface ClientCredentialsInput {
 export type AuthMethodUsed = 'client_secret_basic' | 'client_secret_post' | 'none' | 'self_signed_tls_client_auth' | 'private_key_jwt' | 'client_secret_jwt';
 
 /**
- * A client registered with an address allow-list (README, Application-level access) is refused
+ * A client registered with an address allow-list (docs/oauth.md, Application-level access) is refused
  * from anywhere else, before its credentials are looked at.
  */
 function checkAddress(client: Client, input: ClientCredentialsInput): void {

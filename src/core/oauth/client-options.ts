@@ -2,7 +2,7 @@ import type { Client, ClientAuthMethod, IdTokenAlg } from '../model.js';
 import { parseJwks } from './client-assertion.js';
 import { cibaClientOptions, type CibaClientFields, type CibaClientInput } from './ciba-options.js';
 
-/** The registration settings of the current generation of OAuth (README, Current OAuth). */
+/** The registration settings of the current generation of OAuth (docs/oauth.md, Current OAuth). */
 export interface CurrentClientInput extends CibaClientInput {
   /** OpenID Connect Registration §2 `id_token_signed_response_alg`: ES256 (default) or RS256. */
   idTokenAlg?: string | undefined;

@@ -35,7 +35,7 @@ const audienceOf = (aud: unknown): string | string[] | undefined =>
 /**
  * Finds out what a token is and whether it is still good: used by
  * introspection (RFC 7662), revocation (RFC 7009) and by resource servers that
- * share the authorization server's storage (`table` in README, Resource server).
+ * share the authorization server's storage (`table` in docs/oauth.md, Resource server).
  */
 export class TokenInspector {
   constructor(private readonly deps: { stores: Stores; keys: KeyRing; config: OAuthConfig; clock: Clock }) {}

@@ -5,7 +5,7 @@ import { audienceMatches, type AccessTokenVerifier, type VerifiedToken } from '.
 
 /**
  * Looks tokens up where the authorization server keeps them (`table` in
- * README, Resource server): for a resource server that shares Gatehouse's storage. The
+ * docs/oauth.md, Resource server): for a resource server that shares Gatehouse's storage. The
  * inspector checks JWT signatures and the revocation list, opaque tokens by
  * hash, and token families; this adds what a resource server must add.
  */

@@ -22,7 +22,7 @@ const CLIENT = jsonObject({
   token_endpoint_auth_method: optText, trusted: flag, introspect: flag, domain: optText, token_format: optText,
   // OpenID Connect RP-Initiated Logout 1.0 §3.1 and Back-Channel Logout 1.0 §2.2 registration names.
   post_logout_redirect_uris: list, backchannel_logout_uri: optText,
-  // RFC 8705 (PEM certificate or its x5t#S256) and the address allow-list (README, Application-level access).
+  // RFC 8705 (PEM certificate or its x5t#S256) and the address allow-list (docs/oauth.md, Application-level access).
   tls_client_certificate: optText, tls_client_certificate_thumbprint: optText, allowed_addresses: list,
   // OpenID Connect Registration §2 and RFC 9126 §6.
   id_token_signed_response_alg: optText, require_pushed_authorization_requests: flag,

@@ -80,7 +80,7 @@ const PRESS = {
 const TOKEN = { body: PARAMS };
 
 /**
- * The chat client API (README, Chat-bot interface: people talk to bots by username) and
+ * The chat client API (docs/chat-bot.md: people talk to bots by username) and
  * the chat page's token exchange. A child context: bad input gets this
  * API's `{error, error_description}` JSON, not the Bot API envelope.
  */

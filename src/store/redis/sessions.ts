@@ -24,7 +24,7 @@ redis.call('SET', KEYS[1], cjson.encode(s), 'KEEPTTL')
 return 1`;
 
 /**
- * Sessions in Redis, shared by every Gatehouse process (README, Single
+ * Sessions in Redis, shared by every Gatehouse process (docs/oauth.md, Single
  * sign-on and Running several processes: any process honours a sign-in). Each
  * session expires by itself; a per-user set lets sign-out-everywhere find them.
  */
