@@ -69,6 +69,7 @@ export const COMMAND_SPECS = {
       'id-token-alg': str('ES256|RS256', 'ID token signing algorithm'),
       'require-par': flag('its authorization requests must be pushed first (RFC 9126)'),
       dpop: flag('its access tokens must be DPoP-bound: every token request carries a DPoP proof (RFC 9449)'),
+      'public-token-exchange': flag('a public client (--public) may use token exchange (RFC 8693); without it only confidential clients may'),
       jwks: str('JSON', 'its public keys, for --auth-method private_key_jwt'),
       'jwks-uri': str('U', 'where its public keys are published, for --auth-method private_key_jwt'),
       resource: str('U', 'a resource (API URI) it may ask tokens for with RFC 8707 `resource`, beside {api_url}; repeat for several', true),

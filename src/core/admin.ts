@@ -10,6 +10,7 @@ import { domainHost, redirectUriProblem } from './oauth/redirect-uri.js';
 import { clientAccess, hasTlsCertificate } from './client-access.js';
 import { currentClientOptions, type CurrentClientInput } from './oauth/client-options.js';
 import { registeredResourcesProblem } from './oauth/resource-indicators.js';
+import { checkClientName } from './oauth/client-name.js';
 
 
 export interface ClientInput extends CurrentClientInput {
@@ -51,8 +52,9 @@ const isExtensionGrant = (g: string) => /^[a-z][a-z0-9+.-]*:/i.test(g);
 export async function createClient<S extends Pick<Stores, 'clients' | 'events'> = Stores>(
   storage: Transactional<S>, clock: Clock, input: ClientInput, also?: (tx: S, client: Client) => Promise<void>,
 ): Promise<CreatedClient> {
-  const name = input.name?.trim();
-  if (!name || name.length > 200) throw invalidRequest('name is required (at most 200 characters)');
+  const named = checkClientName(input.name);
+  if ('problem' in named) throw invalidRequest(named.problem);
+  const { name } = named;
   const grantTypes = input.grantTypes?.length ? [...new Set(input.grantTypes)] : ['authorization_code', 'refresh_token'];
   const unknown = grantTypes.filter((g) => !GRANT_TYPES.includes(g) && !isExtensionGrant(g));
   if (unknown.length) throw invalidRequest(`unknown grant type: ${unknown.join(', ')}`);
@@ -171,6 +173,7 @@ export function describeClient(c: Client, secret?: string): Record<string, unkno
     ...(c.idTokenAlg ? { id_token_signed_response_alg: c.idTokenAlg } : {}),
     ...(c.requirePar ? { require_pushed_authorization_requests: true } : {}),
     ...(c.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
+    ...(c.publicTokenExchange ? { public_token_exchange: true } : {}),
     ...(c.jwksUri ? { jwks_uri: c.jwksUri } : {}),
     ...(c.jwks ? { jwks: JSON.parse(c.jwks) as unknown } : {}),
     ...(c.resources?.length ? { resources: c.resources } : {}),

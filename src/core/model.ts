@@ -56,6 +56,8 @@ export interface Client {
   backchannelNotificationEndpoint?: string;
   /** RFC 9449 §5.2 `dpop_bound_access_tokens`: every token request must carry a DPoP proof. */
   dpopBoundAccessTokens?: boolean;
+  /** RFC 8693: the operator lets this public client use token exchange (`--public-token-exchange`); else confidential clients only. */
+  publicTokenExchange?: boolean;
   createdAt: number;
 }
 

@@ -33,6 +33,7 @@ const toClient = (r: ClientsTable): Client => ({
   ...(r.backchannel_token_delivery_mode ? { backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode as 'poll' | 'ping' } : {}),
   ...(r.backchannel_client_notification_endpoint ? { backchannelNotificationEndpoint: r.backchannel_client_notification_endpoint } : {}),
   ...(r.dpop_bound_access_tokens ? { dpopBoundAccessTokens: true } : {}),
+  ...(r.public_token_exchange ? { publicTokenExchange: true } : {}),
 });
 
 function toRow(c: Partial<Client>): Partial<ClientsTable> {
@@ -63,6 +64,7 @@ function toRow(c: Partial<Client>): Partial<ClientsTable> {
   if (c.backchannelTokenDeliveryMode !== undefined) r.backchannel_token_delivery_mode = c.backchannelTokenDeliveryMode;
   if (c.backchannelNotificationEndpoint !== undefined) r.backchannel_client_notification_endpoint = c.backchannelNotificationEndpoint;
   if (c.dpopBoundAccessTokens !== undefined) r.dpop_bound_access_tokens = flag(c.dpopBoundAccessTokens);
+  if (c.publicTokenExchange !== undefined) r.public_token_exchange = flag(c.publicTokenExchange);
   return r;
 }
 

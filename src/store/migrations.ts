@@ -13,6 +13,7 @@ import { adminUsersMigration } from './console/migration.js';
 import { oauthCurrentMigration } from './oauth/migration.js';
 import { registrationMigration } from './oauth/registration-migration.js';
 import { dpopMigration } from './oauth/dpop-migration.js';
+import { exchangeCibaMigration } from './oauth/exchange-ciba-migration.js';
 import { mfaMigration } from './mfa/migration.js';
 import { backchannelMigration } from './oauth/device-migration.js';
 import { sessionUseMigration } from './session-use-migration.js';
@@ -165,6 +166,7 @@ const migrations: Record<string, Migration> = {
   '0018_registration': registrationMigration,
   '0019_notify_batches_lz4': notifyBatchesLz4Migration,
   '0020_bot_callback_answered': botCallbackAnsweredMigration,
+  '0023_exchange_ciba': exchangeCibaMigration,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -291,6 +291,8 @@ export interface DB {
 /* DPoP, RFC 9449 (migration 0012_dpop); merged into the tables above. */
 export interface ClientsTable {
   dpop_bound_access_tokens: number | null;
+  /** 0023: the operator lets this public client use token exchange (RFC 8693). */
+  public_token_exchange: number | null;
 }
 
 export interface AuthorizationCodesTable {

@@ -4,6 +4,8 @@ import { Agent } from '../helpers/agent.js';
 import { issueCode, REDIRECT } from '../helpers/authorize.js';
 import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { certDir, type TestCert } from '../mtls/support.js';
+import { dpopKey, proof, type DpopKey } from './dpop-support.js';
 
 const TE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const AT = 'urn:ietf:params:oauth:token-type:access_token';
@@ -159,6 +161,127 @@ for (const { kind, skip } of await databaseKinds()) {
       const r = await exchange(app);
       assert.equal(r.status, 400);
       assert.equal(r.body.error, 'invalid_request');
+    });
+  });
+}
+
+/** Issue 24, finding 3: sender constraints survive the exchange; an exchanged token ends with its subject. */
+for (const { kind, skip } of await databaseKinds()) {
+  describe(`token exchange keeps sender constraints (${kind})`, { skip }, () => {
+    const clock = { offset: 0, now() { return Date.now() + this.offset; } };
+    let server: TestServer;
+    let proxied: TestServer;
+    let alice: { id: string; username: string; password: string };
+    const certs = certDir();
+    const cert = certs.make('bound-app');
+    const other = certs.make('other');
+    const tokenUrl = () => `${server.url}/oauth/token`;
+    async function post(s: TestServer, params: Record<string, string>, opts: { client: Client; dpop?: string; cert?: TestCert }): Promise<Answer> {
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+      const form = { ...params };
+      if (opts.client.secret) headers.authorization = basic(opts.client);
+      else form.client_id = opts.client.id;
+      if (opts.dpop) headers.dpop = opts.dpop;
+      if (opts.cert) headers['x-client-cert'] = encodeURIComponent(opts.cert.cert);
+      const res = await fetch(`${s.url}/oauth/token`, { method: 'POST', headers, body: new URLSearchParams(form) });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    }
+    /** A code-flow token for alice, with a DPoP proof by `key` when given. */
+    async function userToken(c: Client, key?: DpopKey): Promise<Answer> {
+      const { code, verifier } = await issueCode(new Agent(server.url), c.id, { scope: 'user' }, { user: alice });
+      const dpop = key ? await proof(key, 'POST', tokenUrl()) : undefined;
+      return post(server, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT }, { client: c, ...(dpop ? { dpop } : {}) });
+    }
+    const exchangeOf = (subjectToken: string, extra: Record<string, string> = {}) => ({ grant_type: TE, subject_token: subjectToken, subject_token_type: AT, ...extra });
+
+    before(async () => {
+      server = await startServer({ db: kind, clock });
+      proxied = await startServer({ db: kind, env: { GATEHOUSE_TRUST_PROXY: 'loopback', GATEHOUSE_CLIENT_CERT_HEADER: 'X-Client-Cert' } });
+      alice = await server.createUser('alice');
+    });
+    after(async () => {
+      await server?.close();
+      await proxied?.close();
+      certs.cleanup();
+    });
+
+    it('a public client may not exchange (unauthorized_client) unless the operator allowed it', async () => {
+      const spa = await server.createClient({ public: true, grantTypes: ['authorization_code', TE], scope: 'user' });
+      const t = await userToken(spa);
+      assert.equal(t.status, 200, JSON.stringify(t.body));
+      const r = await post(server, exchangeOf(String(t.body.access_token)), { client: spa });
+      assert.deepEqual([r.status, r.body.error, r.body.access_token], [400, 'unauthorized_client', undefined]);
+      const allowed = await server.createClient({ public: true, publicTokenExchange: true, grantTypes: ['authorization_code', TE], scope: 'user' });
+      const mine = await userToken(allowed);
+      assert.equal((await post(server, exchangeOf(String(mine.body.access_token)), { client: allowed })).status, 200);
+      // The option is for public clients only: a confidential client may always exchange.
+      await assert.rejects(server.createClient({ publicTokenExchange: true, grantTypes: [TE] }), /public clients/);
+    });
+
+    it('a DPoP-bound subject is exchanged only with a proof of its key, and the new token stays bound to it', async () => {
+      const spa = await server.createClient({ public: true, publicTokenExchange: true, grantTypes: ['authorization_code', TE], scope: 'user' });
+      const key = await dpopKey();
+      const stolen = await userToken(spa, key);
+      assert.equal(stolen.body.token_type, 'DPoP', JSON.stringify(stolen.body));
+      const subjectToken = String(stolen.body.access_token);
+      // The thief: no proof, or a proof by its own key.
+      for (const dpop of [undefined, await proof(await dpopKey(), 'POST', tokenUrl())]) {
+        const r = await post(server, exchangeOf(subjectToken), { client: spa, ...(dpop ? { dpop } : {}) });
+        assert.deepEqual([r.status, r.body.error, r.body.access_token], [400, 'invalid_dpop_proof', undefined], JSON.stringify(r.body));
+      }
+      const ok = await post(server, exchangeOf(subjectToken), { client: spa, dpop: await proof(key, 'POST', tokenUrl()) });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.equal(ok.body.token_type, 'DPoP');
+      assert.deepEqual(payloadOf(String(ok.body.access_token)).cnf, { jkt: key.jkt });
+      const asBearer = await fetch(`${server.apiUrl}/user`, { headers: { authorization: `Bearer ${String(ok.body.access_token)}` } });
+      assert.equal(asBearer.status, 401);
+      // A DPoP-bound actor token needs its key too.
+      const app = await server.createClient({ grantTypes: ['authorization_code', 'client_credentials', TE], scope: 'user' });
+      const actorKey = await dpopKey();
+      const actor = await post(server, { grant_type: 'client_credentials', scope: 'user' }, { client: app, dpop: await proof(actorKey, 'POST', tokenUrl()) });
+      const subject = await userToken(app);
+      const withActor = exchangeOf(String(subject.body.access_token), { actor_token: String(actor.body.access_token), actor_token_type: AT });
+      assert.equal((await post(server, withActor, { client: app })).body.error, 'invalid_dpop_proof');
+      const acted = await post(server, withActor, { client: app, dpop: await proof(actorKey, 'POST', tokenUrl()) });
+      assert.equal(acted.status, 200, JSON.stringify(acted.body));
+      assert.deepEqual(payloadOf(String(acted.body.access_token)).cnf, { jkt: actorKey.jkt });
+    });
+
+    it('a certificate-bound subject is exchanged only over that certificate, and the new token stays bound to it', async () => {
+      const certApp = await proxied.createClient({ grantTypes: ['client_credentials'], scope: 'user', tlsClientCertificate: cert.cert, resources: [RS] });
+      const rs = await proxied.createClient({ grantTypes: [TE], scope: 'user', resources: [RS, DOWNSTREAM] });
+      const t = await post(proxied, { grant_type: 'client_credentials', scope: 'user', resource: RS }, { client: certApp, cert });
+      assert.equal(t.status, 200, JSON.stringify(t.body));
+      assert.equal((payloadOf(String(t.body.access_token)).cnf as Record<string, string>)['x5t#S256'], cert.thumbprint);
+      const params = exchangeOf(String(t.body.access_token), { audience: DOWNSTREAM });
+      for (const presented of [undefined, other]) {
+        const r = await post(proxied, params, { client: rs, ...(presented ? { cert: presented } : {}) });
+        assert.deepEqual([r.status, r.body.error, r.body.access_token], [400, 'invalid_request', undefined], JSON.stringify(r.body));
+      }
+      const ok = await post(proxied, params, { client: rs, cert });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.deepEqual(payloadOf(String(ok.body.access_token)).cnf, { 'x5t#S256': cert.thumbprint });
+    });
+
+    it('an exchanged token never outlives its subject token (JWT and opaque)', async () => {
+      for (const tokenFormat of ['jwt', 'opaque'] as const) {
+        const app = await server.createClient({ grantTypes: ['authorization_code', TE], scope: 'user', tokenFormat });
+        const t = await userToken(app);
+        const introspector = await server.createClient({ grantTypes: ['client_credentials'], introspect: true });
+        const info = async (tok: string) => (await (await fetch(`${server.url}/oauth/check_token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(introspector) }, body: new URLSearchParams({ token: tok }) })).json()) as { exp: number; active: boolean };
+        const subjectExp = (await info(String(t.body.access_token))).exp;
+        clock.offset = 3000_000;
+        try {
+          const r = await post(server, exchangeOf(String(t.body.access_token)), { client: app });
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          assert.ok(Number(r.body.expires_in) <= 600, `expires_in ${String(r.body.expires_in)}`);
+          const exchanged = await info(String(r.body.access_token));
+          assert.equal(exchanged.active, true);
+          assert.ok(exchanged.exp <= subjectExp, `${exchanged.exp} > ${subjectExp} (${tokenFormat})`);
+        } finally {
+          clock.offset = 0;
+        }
+      }
     });
   });
 }

@@ -13,9 +13,11 @@ export interface CurrentClientInput extends CibaClientInput {
   jwksUri?: string | undefined;
   /** RFC 9449 §5.2 `dpop_bound_access_tokens` (`--dpop`). */
   dpop?: boolean | undefined;
+  /** RFC 8693 for a public client (`--public-token-exchange`): by default only confidential clients exchange tokens. */
+  publicTokenExchange?: boolean | undefined;
 }
 
-export type CurrentClientFields = Pick<Client, 'idTokenAlg' | 'requirePar' | 'jwks' | 'jwksUri' | 'dpopBoundAccessTokens'> & CibaClientFields;
+export type CurrentClientFields = Pick<Client, 'idTokenAlg' | 'requirePar' | 'jwks' | 'jwksUri' | 'dpopBoundAccessTokens' | 'publicTokenExchange'> & CibaClientFields;
 
 /**
  * What a client assertion's `aud` may name (RFC 7523 §3 item 3; OpenID
@@ -66,5 +68,9 @@ export function currentClientOptions(input: CurrentClientInput, authMethod: Clie
   if (typeof ciba === 'string') return ciba;
   Object.assign(out, ciba);
   if (input.dpop) out.dpopBoundAccessTokens = true;
+  if (input.publicTokenExchange) {
+    if (authMethod !== 'none') return '--public-token-exchange is for public clients (confidential clients may always exchange tokens)';
+    out.publicTokenExchange = true;
+  }
   return out;
 }

@@ -58,6 +58,7 @@ export class TokenEndpoint {
     }
     // RFC 9449 §5: checked once the client and grant are known, so a refused request leaves no jti behind.
     const dpopJkt = await tokenRequestKey(this.deps.dpop, req.dpop, client);
-    return grant.handle({ client, params: req.params, address: req.address, ...(dpopJkt ? { dpopJkt } : {}) }, this.deps);
+    const cert = req.clientCertThumbprint;
+    return grant.handle({ client, params: req.params, address: req.address, ...(dpopJkt ? { dpopJkt } : {}), ...(cert ? { clientCertThumbprint: cert } : {}) }, this.deps);
   }
 }

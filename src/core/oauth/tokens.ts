@@ -37,6 +37,10 @@ export interface AccessTokenRequest {
   act?: Record<string, unknown> | undefined;
   /** RFC 9449 §6: thumbprint of the key of the request's DPoP proof, which the token is bound to. */
   dpopJkt?: string | undefined;
+  /** RFC 8705 §3: a certificate to bind to besides the client's own (an exchanged token keeps its subject's). */
+  certThumbprint?: string | undefined;
+  /** Epoch ms the token must not outlive (RFC 8693: an exchanged token ends with its subject token). */
+  notAfter?: number | undefined;
 }
 
 /** RFC 9449 §5: the `token_type` of a response. */
@@ -74,9 +78,9 @@ export class TokenIssuer {
    */
   async accessToken(stores: Stores, req: AccessTokenRequest): Promise<{ token: string; expiresIn: number }> {
     const now = this.clock.now();
-    const ttl = this.config.accessTokenTtl;
+    const ttl = req.notAfter === undefined ? this.config.accessTokenTtl : Math.max(0, Math.min(this.config.accessTokenTtl, Math.floor((req.notAfter - now) / 1000)));
     const jti = randomUUID();
-    const bound = certificateBinding(req.client);
+    const bound = req.certThumbprint ?? certificateBinding(req.client);
     const issued: EventPayloads['token.issued'] = {
       client_id: req.client.id, user_id: req.userId, scope: req.scope, token_format: req.client.tokenFormat, jti,
       family_id: req.familyId, expires_at: rfc3339(now + ttl * 1000),

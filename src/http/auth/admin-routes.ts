@@ -28,6 +28,8 @@ const CLIENT = jsonObject({
   id_token_signed_response_alg: optText, require_pushed_authorization_requests: flag,
   // RFC 9449 §5.2.
   dpop_bound_access_tokens: flag,
+  // RFC 8693: a public client may use token exchange only when the operator says so.
+  public_token_exchange: flag,
   // RFC 7591 §2: a JWK Set object (or its JSON text) and its URL.
   jwks: z.union([z.string(), z.record(z.string(), z.unknown()).transform((v) => JSON.stringify(v))], { error: 'must be a JWK Set' }).optional(), jwks_uri: optText,
   // RFC 8707: resources it may ask tokens for beside the built-in API.
@@ -58,6 +60,7 @@ export function clientInputFrom(b: z.output<typeof CLIENT>): ClientInput {
     idTokenAlg: b.id_token_signed_response_alg,
     requirePar: b.require_pushed_authorization_requests,
     dpop: b.dpop_bound_access_tokens,
+    publicTokenExchange: b.public_token_exchange,
     jwks: b.jwks,
     jwksUri: b.jwks_uri,
     resources: b.resources,

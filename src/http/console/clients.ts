@@ -33,7 +33,7 @@ function newClientForm(csrf: string, values: Params = {}): Raw {
   const grants = chosen.length || values.name !== undefined ? chosen : ['authorization_code', 'refresh_token'];
   return html`<form method="post" action="/admin/clients" id="new-client">
 ${csrfField(csrf)}
-<div class="field"><label for="client-name">Name</label><input id="client-name" name="name" type="text" required maxlength="200" value="${field(values, 'name') ?? ''}"></div>
+<div class="field"><label for="client-name">Name</label><input id="client-name" name="name" type="text" required maxlength="100" value="${field(values, 'name') ?? ''}"></div>
 <div class="field"><label for="client-redirects">Redirect URIs</label>
 <textarea id="client-redirects" name="redirect_uris" aria-describedby="client-redirects-hint" spellcheck="false">${field(values, 'redirect_uris') ?? ''}</textarea>
 <p class="hint" id="client-redirects-hint">One a line, exactly as the application sends them; https except on loopback.</p></div>

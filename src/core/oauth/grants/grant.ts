@@ -33,6 +33,8 @@ export interface GrantRequest {
   address: string;
   /** RFC 9449 §5: thumbprint of the key of a valid DPoP proof sent with the request; tokens are bound to it. */
   dpopJkt?: string;
+  /** RFC 8705 §3: `x5t#S256` of the TLS client certificate the request came with, if any. */
+  clientCertThumbprint?: string;
 }
 
 /**
