@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { newEvent, newId, rfc3339, type NotifyEvent } from '../../src/core/notify/events.js';
 import { recordEvent, whileRecording } from '../../src/core/notify/record.js';
-import { AppendBatcher } from '../../src/store/notify/batch.js';
+import { appendBatcher } from '../../src/store/notify/batch.js';
 
 const failed = (i: number, now = Date.now()) => newEvent('user.login.failed', { user_id: null, username: `u${i}`, ip: '192.0.2.1', reason: 'invalid_credentials' }, now);
 
@@ -26,13 +26,13 @@ describe('AppendBatcher', () => {
   it('settles an append only when the row holding its event commits; later appends wait for their own row', async () => {
     const { rows, write } = fakeRows();
     let wakeups = 0;
-    const batcher = new AppendBatcher(write, () => wakeups++, true);
+    const batcher = appendBatcher(write, () => wakeups++, true);
     const settled: number[] = [];
-    const first = [1, 2, 3].map((i) => batcher.append(failed(i)).then(() => settled.push(i)));
+    const first = [1, 2, 3].map((i) => batcher.submit(failed(i)).then(() => settled.push(i)));
     await turn();
     assert.equal(rows.length, 1);
     assert.deepEqual(rows[0]!.events.map((e) => e.data.username), ['u1', 'u2', 'u3']);
-    const second = [4, 5].map((i) => batcher.append(failed(i)).then(() => settled.push(i)));
+    const second = [4, 5].map((i) => batcher.submit(failed(i)).then(() => settled.push(i)));
     await turn();
     assert.equal(rows.length, 2, 'a second row while the first is in flight');
     assert.deepEqual(settled, [], 'nothing answered before its commit');
@@ -47,10 +47,10 @@ describe('AppendBatcher', () => {
 
   it('fails exactly the appenders of a row that failed, and writes the next row as usual', async () => {
     const { rows, write } = fakeRows();
-    const batcher = new AppendBatcher(write, () => undefined, false);
-    const a = [batcher.append(failed(1)), batcher.append(failed(2))];
+    const batcher = appendBatcher(write, () => undefined, false);
+    const a = [batcher.submit(failed(1)), batcher.submit(failed(2))];
     await turn();
-    const b = batcher.append(failed(3));
+    const b = batcher.submit(failed(3));
     rows[0]!.commit(new Error('database down'));
     for (const p of a) await assert.rejects(p, /database down/);
     await turn();
@@ -61,8 +61,8 @@ describe('AppendBatcher', () => {
 
   it('splits more than 500 appends of one turn into rows of at most 500, in order', async () => {
     const { rows, write } = fakeRows();
-    const batcher = new AppendBatcher(write, () => undefined, true);
-    const all = Array.from({ length: 1203 }, (_, i) => batcher.append(failed(i)));
+    const batcher = appendBatcher(write, () => undefined, true);
+    const all = Array.from({ length: 1203 }, (_, i) => batcher.submit(failed(i)));
     for (let i = 0; i < 5 && rows.length < 3; i++) await turn();
     assert.deepEqual(rows.map((r) => r.events.length), [500, 500, 203]);
     assert.equal(rows.flatMap((r) => r.events).map((e) => e.data.username).join(), Array.from({ length: 1203 }, (_, i) => `u${i}`).join());
@@ -82,8 +82,8 @@ describe('whileRecording', () => {
 
   function recorder(subscribed: boolean | Promise<boolean>) {
     const { rows, write } = fakeRows();
-    const batcher = new AppendBatcher(write, () => undefined, true);
-    return { rows, stores: { events: { append: (e: NotifyEvent) => batcher.append(e), hasSubscriber: () => subscribed } } };
+    const batcher = appendBatcher(write, () => undefined, true);
+    return { rows, stores: { events: { append: (e: NotifyEvent) => batcher.submit(e), hasSubscriber: () => subscribed } } };
   }
 
   /** Runs `body`, failing if any promise rejection went unhandled meanwhile. */

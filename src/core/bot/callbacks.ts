@@ -3,7 +3,8 @@ import type { CallbackQuery, Update } from '@grammyjs/types';
 import type { Clock } from '../ports.js';
 import { wantsUpdate } from './conversations.js';
 import { badRequest } from './errors.js';
-import { GroupCommits } from './group-commit.js';
+import { GroupCommit } from '../group-commit.js';
+import { botGroupOptions } from './group-writes.js';
 import { messageObject, personUser } from './objects.js';
 import type { BotRecord, BotStorage, BotStores, CallbackAnswer, CallbackAnswerWrite, Person, StoredMessage } from './ports.js';
 import { Waiter, topics, type Wakeups } from './wakeups.js';
@@ -73,12 +74,12 @@ export class CallbackQueries {
    * holds until the commit reached the disk, so one transaction per press
    * would serialise every press to a bot behind one commit each.
    */
-  private readonly groups: GroupCommits<PressWrite, Update | undefined>;
+  private readonly groups: GroupCommit<PressWrite, Update | undefined>;
   /** Answers likewise: the answers that arrive while one group commits share the next statement. */
-  private readonly answers: GroupCommits<CallbackAnswerWrite, boolean>;
+  private readonly answers: GroupCommit<CallbackAnswerWrite, boolean>;
 
   constructor(private readonly deps: CallbackDeps) {
-    this.groups = new GroupCommits((writes) => deps.storage.transaction((tx) => writePresses(tx, writes)), (writes, updates) => {
+    this.groups = new GroupCommit((writes) => deps.storage.transaction((tx) => writePresses(tx, writes)), botGroupOptions((writes, updates) => {
       // One wake-up per bot per group, carrying its newest update id.
       const newest = new Map<number, number>();
       writes.forEach((w, i) => {
@@ -86,13 +87,13 @@ export class CallbackQueries {
         if (u) newest.set(w.bot.id, Math.max(newest.get(w.bot.id) ?? 0, u.update_id));
       });
       for (const [botId, updateId] of newest) deps.wakeups.publish(topics.updates(botId), String(updateId));
-    });
-    this.answers = new GroupCommits((writes) => deps.storage.callbacks.answer(writes), (writes, recorded) => writes.forEach((w, i) => {
+    }));
+    this.answers = new GroupCommit((writes) => deps.storage.callbacks.answer(writes), botGroupOptions((writes, recorded) => writes.forEach((w, i) => {
       if (!recorded[i]) return;
       // The answer rides on the wake-up unless it is long (a PostgreSQL NOTIFY payload is bounded): the press then reads it.
       const message = JSON.stringify(w.answer);
       deps.wakeups.publish(topics.callback(w.id), message.length <= MAX_PUBLISHED_ANSWER ? message : '');
-    }));
+    })));
   }
 
   /**
@@ -123,7 +124,7 @@ export class CallbackQueries {
     try {
       await waiter.ready();
       const update = bot.tokenHash !== null && wantsUpdate(bot, 'callback_query');
-      await this.groups.write({ id, bot, person, m, data, now: clock.now(), update });
+      await this.groups.submit({ id, bot, person, m, data, now: clock.now(), update });
       // Subscribed before the query existed: its answer, committed and published later, wakes the waiter.
       const deadline = Date.now() + CALLBACK_ANSWER_MS;
       for (;;) {
@@ -140,7 +141,7 @@ export class CallbackQueries {
   /** answerCallbackQuery: once per query, while the person still waits. */
   async answer(bot: BotRecord, id: string, answer: CallbackAnswer): Promise<void> {
     const now = this.deps.clock.now();
-    if (!/^\d{1,20}$/.test(id) || !(await this.answers.write({ botId: bot.id, id, answer, now, notBefore: now - CALLBACK_ANSWER_MS }))) {
+    if (!/^\d{1,20}$/.test(id) || !(await this.answers.submit({ botId: bot.id, id, answer, now, notBefore: now - CALLBACK_ANSWER_MS }))) {
       throw badRequest(QUERY_TOO_OLD);
     }
   }

@@ -1,7 +1,7 @@
 import type { Message, Update } from '@grammyjs/types';
 import type { Clock, UserStore } from '../ports.js';
 import { detectEntities } from './detect.js';
-import type { GroupCommits } from './group-commit.js';
+import type { GroupCommit } from '../group-commit.js';
 import { botWriteGroups, PersonWriteGroups, type BotWrite, type BotWritten, type PersonWritten } from './group-writes.js';
 import { badRequest, forbidden } from './errors.js';
 import type { FormattedText } from './format.js';
@@ -55,7 +55,7 @@ export class Conversations {
    * nothing when the account is gone.
    */
   private readonly personIds = new Map<string, number>();
-  private readonly botGroups: GroupCommits<BotWrite, BotWritten>;
+  private readonly botGroups: GroupCommit<BotWrite, BotWritten>;
 
   constructor(private readonly deps: ConversationDeps) {
     this.groups = new PersonWriteGroups(deps.storage);
@@ -88,7 +88,7 @@ export class Conversations {
    */
   async botWritesTo(bot: BotRecord, chatId: number, f: FormattedText, opts: BotWriteOptions = {}): Promise<{ person: Person; message: StoredMessage }> {
     const now = this.deps.clock.now();
-    const written = await this.botGroups.write({ now, message: {
+    const written = await this.botGroups.submit({ now, message: {
       botId: bot.id, chatId, fromBot: true, date: secs(now), text: f.text, entities: f.entities.length ? f.entities : null,
       replyToMessageId: opts.replyTo ?? null, replyMarkup: opts.replyMarkup ?? null, content: opts.content && Object.keys(opts.content).length ? opts.content : null,
     } });
@@ -131,7 +131,7 @@ export class Conversations {
     const gets = bot.tokenHash !== null && wantsUpdate(bot, 'message');
     let written: PersonWritten;
     try {
-      written = await this.groups.write({
+      written = await this.groups.submit({
         bot, personId, userId, text, entities: entities.length ? entities : null, date: secs(now), now,
         ...(gets ? { update: (m: StoredMessage, p: Person) => (update_id: number) => ({ update_id, message: messageObject(m, bot, p) } as Update) } : {}),
       });

@@ -1,8 +1,19 @@
 import type { Update } from '@grammyjs/types';
 import type { MessageEntity } from '@grammyjs/types';
 import { forbidden } from './errors.js';
-import { GroupCommits } from './group-commit.js';
+import { GroupCommit, type GroupCommitOptions } from '../group-commit.js';
 import type { BotRecord, BotStorage, BotStores, ChatRecord, NewMessage, Person, StoredMessage } from './ports.js';
+
+/**
+ * The chat's queues (people's and bots' messages, button presses and their
+ * answers): one group in flight, of at most MAX_GROUP writes; a failed group
+ * is retried write by write, a lone one too, so one write's error is its own
+ * and a deadlock or a dropped connection gets a second chance; `committed`
+ * wakes the readers once per group.
+ */
+export function botGroupOptions<W, R>(committed?: (writes: W[], results: R[]) => void): GroupCommitOptions<W, R> {
+  return { maxInFlight: 1, onFailure: 'retry-each', retryAlone: true, ...(committed ? { committed } : {}) };
+}
 
 /** A person's message waiting for the next group commit. */
 export interface PersonWrite {
@@ -27,8 +38,8 @@ export interface PersonWritten {
 }
 
 /**
- * Group commit for people's messages (GroupCommits: each caller answered once
- * its own message has committed; a failed group retried message by message).
+ * Group commit for people's messages (botGroupOptions: each caller answered
+ * once its own message has committed; a failed group retried message by message).
  * Each message needs the chat row (its message counter) and the bot row (its
  * update counter) inside one transaction, and the bot row is the same for
  * everyone writing to that bot: on PostgreSQL its lock is held until the
@@ -37,7 +48,7 @@ export interface PersonWritten {
  * update-id allocation per bot. Locks are taken in one order (chats by bot and
  * chat, then bots by id), so two groups in two processes cannot deadlock.
  */
-export class PersonWriteGroups extends GroupCommits<PersonWrite, PersonWritten> {
+export class PersonWriteGroups extends GroupCommit<PersonWrite, PersonWritten> {
   constructor(storage: BotStorage) {
     const people = new Map<number, Person>();
     super(async (writes) => {
@@ -45,7 +56,7 @@ export class PersonWriteGroups extends GroupCommits<PersonWrite, PersonWritten> 
       if (people.size + out.length > PEOPLE_MAX) people.clear();
       for (const o of out) people.set(o.person.id, o.person);
       return out;
-    });
+    }, botGroupOptions());
   }
 }
 
@@ -151,7 +162,7 @@ export type BotWritten = { person: Person; message: StoredMessage } | undefined;
 
 /**
  * Group commit for bots' messages (sendMessage and the other methods that
- * write into a chat; group-commit.ts): the messages that arrive while a group
+ * write into a chat; src/core/group-commit.ts): the messages that arrive while a group
  * commits go into the next one. A chat's messages in a group take their
  * message_ids from one counter bump and are stored by one insert, which also
  * reads the chat's person (ChatStore.addMessages), so sendMessage reads
@@ -159,8 +170,8 @@ export type BotWritten = { person: Person; message: StoredMessage } | undefined;
  * chats in one order (bot, chat) as PersonWriteGroups takes them, so the two
  * cannot deadlock. Each caller is answered once its own message committed.
  */
-export function botWriteGroups(storage: BotStorage): GroupCommits<BotWrite, BotWritten> {
-  return new GroupCommits(async (writes) => {
+export function botWriteGroups(storage: BotStorage): GroupCommit<BotWrite, BotWritten> {
+  return new GroupCommit(async (writes) => {
     const chats = new Map<string, BotWrite[]>();
     for (const w of writes) {
       const key = `${w.message.botId}:${w.message.chatId}`;
@@ -181,5 +192,5 @@ export function botWriteGroups(storage: BotStorage): GroupCommits<BotWrite, BotW
     // One chat: its one write is atomic by itself, no transaction around it.
     const stored = lists.length === 1 ? await write(storage) : await storage.transaction(write);
     return writes.map((w) => stored.get(w));
-  });
+  }, botGroupOptions());
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../ports.js';
+import { GroupCommit } from '../group-commit.js';
 import { chatText, readBotAnswer, sendMessageRequest, type ChatChannelConfig } from './chat.js';
 import { oneTapButtons } from './one-tap.js';
 import { deliveryBody, newEvent, rfc3339, type NotifyEvent } from './events.js';
@@ -258,10 +259,6 @@ export class DeliveryWorker {
       .catch((err) => this.deps.log?.warn({ err }, 'notification worker: renewing leases failed'));
   }
 
-  private queue: { outcome: AttemptOutcome; done: (err?: unknown) => void }[] = [];
-  private flushing = 0;
-  private flushScheduled = false;
-
   /**
    * Attempts finishing together are written together (one statement on
    * PostgreSQL, one transaction on SQLite), which is what lets one worker
@@ -270,37 +267,15 @@ export class DeliveryWorker {
    * share it (on SQLite the write itself is synchronous: without the wait
    * every attempt was a commit of its own). Two writes may be under way at
    * once, so the next batch is not held up by a commit's wait for the disk.
+   * A failed write fails its batch (logged; each delivery is claimed again once its lease runs out).
    */
+  private readonly records = new GroupCommit<AttemptOutcome, void>(async (outcomes) => {
+    await this.deps.events.deliveries.completeMany(outcomes, this.deps.clock.now());
+    return [];
+  }, { maxInFlight: 2, maxGroup: 256, onFailure: 'fail-group' });
+
   private record(outcome: AttemptOutcome): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ outcome, done: (err) => (err ? reject(err) : resolve()) });
-      this.scheduleFlush();
-    });
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushing >= 2 || this.flushScheduled || this.queue.length === 0) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.queue.splice(0, 256);
-    if (batch.length === 0) return;
-    this.flushing++;
-    this.scheduleFlush();
-    try {
-      await this.deps.events.deliveries.completeMany(batch.map((b) => b.outcome), this.deps.clock.now());
-      for (const b of batch) b.done();
-    } catch (err) {
-      for (const b of batch) b.done(err);
-    } finally {
-      this.flushing--;
-      this.scheduleFlush();
-    }
+    return this.records.submit(outcome);
   }
 
   private async send(c: ClaimedDelivery, now: number): Promise<HttpAnswer> {

@@ -25,7 +25,7 @@ export class SqlEventStore implements EventStore {
    * wrapped by an async function: the token path waits on it per token).
    */
   append(event: NotifyEvent): Promise<void> {
-    if (!this.scope) return this.shared.batch.append(event);
+    if (!this.scope) return this.shared.batch.submit(event);
     return this.appendInTransaction(this.scope, event);
   }
 

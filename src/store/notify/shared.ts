@@ -1,7 +1,7 @@
 import { PostgresAdapter, type Kysely } from 'kysely';
 import type { SecretBox } from '../../core/secret-box.js';
 import type { DB } from '../schema.js';
-import { AppendBatcher } from './batch.js';
+import { appendBatcher, type AppendBatcher } from './batch.js';
 import { batchWriter, fanOut } from './fanout.js';
 import type { TxScope } from '../transaction.js';
 
@@ -32,7 +32,7 @@ export class NotifyShared {
 
   constructor(private readonly db: Kysely<DB>, readonly secrets: SecretBox, private readonly ttlMs = SUBSCRIPTIONS_TTL_MS) {
     this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-    this.batch = new AppendBatcher(batchWriter(db), this.appended, this.postgres);
+    this.batch = appendBatcher(batchWriter(db), this.appended, this.postgres);
   }
 
   /**
