@@ -18,6 +18,7 @@ import { TokenInspector } from './core/oauth/inspect.js';
 import { KeyRing, signOffload } from './core/oauth/keys.js';
 import { TokenEndpoint } from './core/oauth/token-endpoint.js';
 import { PushedAuthorization } from './core/oauth/par.js';
+import { RequestObjects } from './core/oauth/request-object.js';
 import { ClientAssertions } from './core/oauth/client-assertion.js';
 import { DynamicRegistration } from './core/oauth/registration.js';
 import { tokenExchangeGrant } from './core/oauth/grants/token-exchange.js';
@@ -166,9 +167,12 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   // RFC 8693: subject and actor tokens are looked up as introspection does.
   tokenEndpoint.register(tokenExchangeGrant((t) => inspector.inspect(t)));
   const sessions = new SessionManager(storage.sessions, clock, config.sessionTtl * 1000);
-  const authorization = new AuthorizationEndpoint({ storage, config: oauth, clock, tokenIssuer });
+  // RFC 9101 request objects, signed with the keys private_key_jwt uses (src/core/oauth/request-object.ts).
+  const requestObjects = new RequestObjects({ keys: (c, h) => clientAssertions.key(c, h), issuer: oauth.issuer, clock });
+  const authorization = new AuthorizationEndpoint({ storage, config: oauth, clock, tokenIssuer, requestObjects });
   const par = new PushedAuthorization({
     store: sql.currentOAuth.pushed, clients: storage.clients, clock, ttlSeconds: config.parTtl, required: config.parRequired, validate: (p) => authorization.validate(p),
+    requestObject: (c, p) => requestObjects.resolve(c, p, { pushed: true }),
   });
   // Back-channel logout URIs are registered by clients (RFC 7591 lets anyone register one).
   const sso = new SingleSignOn({ storage, sessions, keys, config: oauth, clock, send: outboundLogoutSender(outbound.registered.request) });

@@ -41,6 +41,10 @@ export type ErrorCode =
   | 'login_required'
   | 'consent_required'
   | 'interaction_required'
+  // OpenID Connect Core §6.4 and RFC 9101 §6: a request object that fails its checks, a request_uri not served.
+  | 'invalid_request_object'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
   // Gatehouse codes: the admin API, the Bot API and the chat client API.
   | 'not_found'
   | 'conflict'
@@ -79,6 +83,9 @@ const defaultStatus: Record<ErrorCode, number> = {
   login_required: 400,
   consent_required: 400,
   interaction_required: 400,
+  invalid_request_object: 400,
+  request_not_supported: 400,
+  request_uri_not_supported: 400,
   not_found: 404,
   conflict: 409,
   too_many_requests: 429,

@@ -17,6 +17,7 @@ import { exchangeCibaMigration } from './oauth/exchange-ciba-migration.js';
 import { mfaMigration } from './mfa/migration.js';
 import { backchannelMigration } from './oauth/device-migration.js';
 import { sessionUseMigration } from './session-use-migration.js';
+import { oidcClaimsMigration } from './oidc/claims-migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -167,6 +168,7 @@ const migrations: Record<string, Migration> = {
   '0019_notify_batches_lz4': notifyBatchesLz4Migration,
   '0020_bot_callback_answered': botCallbackAnsweredMigration,
   '0023_exchange_ciba': exchangeCibaMigration,
+  '0026_oidc_claims': oidcClaimsMigration,
 };
 
 class StaticProvider implements MigrationProvider {

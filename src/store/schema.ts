@@ -246,6 +246,8 @@ export interface SsoSignInsTable {
   auth_time: number;
   created_at: number;
   ended_at: number | null;
+  /** 0026: the OpenID Connect claims request (JSON), null when none. */
+  claims: string | null;
 }
 
 export interface DB {

@@ -144,13 +144,18 @@ for (const { kind, skip } of await databaseKinds()) {
         { client_id: b.id, request_uri: String(p.body.request_uri) },
         { request_uri: String(p.body.request_uri) },
         { client_id: a.id, request_uri: 'urn:ietf:params:oauth:request_uri:nope' },
-        { client_id: a.id, request_uri: 'https://evil.example/request' },
         { client_id: a.id, request_uri: `urn:ietf:params:oauth:request_uri:${'x'.repeat(500)}` },
       ] as Record<string, string>[]) {
         const res = await agent.get(`/oauth2?${new URLSearchParams(q)}`);
         assert.equal(res.status, 400, JSON.stringify(q));
         assert.equal(res.headers.get('location'), null);
       }
+      // A request_uri that is not a pushed request's is never fetched: request_uri_not_supported at the client (RFC 9101 §6).
+      const remote = await agent.get(`/oauth2?${new URLSearchParams({ client_id: a.id, request_uri: 'https://evil.example/request' })}`);
+      assert.equal(remote.status, 302);
+      const answered = new URL(remote.headers.get('location')!);
+      assert.equal(answered.origin + answered.pathname, REDIRECT);
+      assert.equal(answered.searchParams.get('error'), 'request_uri_not_supported');
       const twice = await agent.get(`/oauth2?client_id=${a.id}&request_uri=${encodeURIComponent(String(p.body.request_uri))}&request_uri=x`);
       assert.equal(twice.status, 400);
       // Still usable by its own client after all that.
@@ -163,7 +168,8 @@ for (const { kind, skip } of await databaseKinds()) {
       const good = { response_type: 'code', redirect_uri: REDIRECT, code_challenge: CHALLENGE, code_challenge_method: 'S256' };
       const cases: [Record<string, string>, string | undefined, number, string][] = [
         [{ ...good, request_uri: 'urn:ietf:params:oauth:request_uri:x' }, undefined, 400, 'invalid_request'],
-        [{ ...good, request: 'eyJ.eyJ.sig' }, undefined, 400, 'invalid_request'],
+        // RFC 9101 §6.2: a request object that does not verify (test/oidc/request-object.test.ts has the rest).
+        [{ ...good, request: 'eyJ.eyJ.sig' }, undefined, 400, 'invalid_request_object'],
         // As at the token endpoint: a client_id beside other credentials must be theirs.
         [{ ...good, client_id: 'someone-else' }, undefined, 401, 'invalid_client'],
         [{ ...good, redirect_uri: 'https://evil.example/cb' }, undefined, 400, 'invalid_request'],

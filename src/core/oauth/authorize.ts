@@ -13,6 +13,8 @@ import { allowedResources, requestedResources, resolveResources } from './resour
 import type { TokenIssuer } from './tokens.js';
 import { JKT } from './dpop.js';
 import { parseAuthenticationParams, type AuthenticationParams } from '../oidc/prompt.js';
+import { claimsScopes, encodeClaims, limitClaims, parseClaimsRequest, type ClaimsRequest } from '../oidc/claims-request.js';
+import type { RequestObjects } from './request-object.js';
 
 export interface AuthorizationRequest {
   client: Client;
@@ -31,6 +33,15 @@ export interface AuthorizationRequest {
   nonce: string | undefined;
   /** OpenID Connect `prompt` and `max_age` (src/core/oidc/prompt.ts). */
   authentication: AuthenticationParams;
+  /** OpenID Connect Core §3.1.2.1 `login_hint`: fills the login page's username field. */
+  loginHint?: string | undefined;
+  /** OpenID Connect Core §5.5 `claims`, limited to the claims we hold and the client may get. */
+  claims?: ClaimsRequest | undefined;
+}
+
+/** The scopes the person consents to: those asked for, and those the claims parameter's claims are released under. */
+export function consentScope(req: AuthorizationRequest): string[] {
+  return [...new Set([...req.scope, ...claimsScopes(req.claims)])];
 }
 
 /** The person approving: `sid` names their session (OpenID Connect), when they have one. */
@@ -65,26 +76,52 @@ export function buildRedirect(uri: string, mode: 'query' | 'fragment', values: R
 
 export class AuthorizationEndpoint {
   constructor(
-    private readonly deps: { storage: Storage; config: OAuthConfig; clock: Clock; tokenIssuer: TokenIssuer },
+    private readonly deps: { storage: Storage; config: OAuthConfig; clock: Clock; tokenIssuer: TokenIssuer; requestObjects?: RequestObjects },
   ) {}
 
-  /** Validates client and redirect URI first, then the rest (RFC 6749 §4.1.2.1). */
-  async validate(params: Params): Promise<AuthorizationRequest> {
-    const fatal = invalidRequest;
-    const clientId = single(params, 'client_id');
+  /** The redirect URI `params` name for `client`, verified (RFC 6749 §3.1.2.3); throws an error for a page otherwise. */
+  private redirectFor(client: Client, params: Params): { redirectUri: string; redirectParam: string | undefined } {
     const redirectParam = single(params, 'redirect_uri');
+    if (redirectParam !== undefined) {
+      if (!redirectUriMatches(client.redirectUris, redirectParam, isPublic(client))) throw invalidRequest('redirect_uri is not registered for this client');
+      return { redirectUri: redirectParam, redirectParam };
+    }
+    if (client.redirectUris.length === 1) return { redirectUri: client.redirectUris[0]!, redirectParam };
+    throw invalidRequest('missing redirect_uri');
+  }
+
+  /**
+   * A request object (RFC 9101, OpenID Connect Core §6) replaced by the
+   * request it carries. A bad one is answered at the redirect URI the
+   * parameters beside it name, once that is verified (RFC 9101 §6), with the
+   * state sent beside it: nothing inside an object refused can be trusted.
+   */
+  private async expandRequestObject(client: Client, params: Params): Promise<Params> {
+    if (params.request === undefined && params.request_uri === undefined) return params;
+    try {
+      if (!this.deps.requestObjects) throw new GatehouseError('request_not_supported', 'request objects are not supported');
+      return await this.deps.requestObjects.resolve(client, params, { pushed: false });
+    } catch (e) {
+      const { redirectUri } = this.redirectFor(client, params);
+      let state: string | undefined;
+      try {
+        state = single(params, 'state');
+      } catch {
+        state = undefined;
+      }
+      throw withRedirect(e, { redirectUri, mode: params.response_type === 'token' ? 'fragment' : 'query', state });
+    }
+  }
+
+  /** Validates client and redirect URI first, then the rest (RFC 6749 §4.1.2.1). */
+  async validate(sent: Params): Promise<AuthorizationRequest> {
+    const fatal = invalidRequest;
+    const clientId = single(sent, 'client_id');
     if (!clientId) throw fatal('missing client_id');
     const client = await this.deps.storage.clients.get(clientId);
     if (!client) throw fatal('unknown client');
-    let redirectUri: string;
-    if (redirectParam !== undefined) {
-      if (!redirectUriMatches(client.redirectUris, redirectParam, isPublic(client))) throw fatal('redirect_uri is not registered for this client');
-      redirectUri = redirectParam;
-    } else if (client.redirectUris.length === 1) {
-      redirectUri = client.redirectUris[0]!;
-    } else {
-      throw fatal('missing redirect_uri');
-    }
+    const params = await this.expandRequestObject(client, sent);
+    const { redirectUri, redirectParam } = this.redirectFor(client, params);
 
     // From here on errors go back to the client's verified redirect URI.
     const rawType = params.response_type;
@@ -106,6 +143,15 @@ export class AuthorizationEndpoint {
       const scope = resolveScope(single(params, 'scope'), client.scope);
       const nonce = single(params, 'nonce');
       const authentication = parseAuthenticationParams(params);
+      const loginHint = single(params, 'login_hint');
+      const allowed = (s: string) => {
+        try {
+          return resolveScope(s, client.scope).length > 0;
+        } catch {
+          return false;
+        }
+      };
+      const claims = scope.includes('openid') ? limitClaims(parseClaimsRequest(single(params, 'claims')), allowed) : undefined;
       // RFC 8707 §2: an unknown resource is invalid_target, answered at the verified redirect URI like the rest.
       const resources = resolveResources(requestedResources(params), allowedResources(client, this.deps.config.audience));
       let codeChallenge: string | undefined;
@@ -125,7 +171,10 @@ export class AuthorizationEndpoint {
           throw invalidRequest('PKCE (code_challenge with S256) is required for public clients');
         }
       }
-      return { client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce, authentication, ...(resources ? { resources } : {}), ...(dpopJkt ? { dpopJkt } : {}) };
+      return {
+        client, redirectUri, redirectUriParam: redirectParam ?? null, responseType, scope, state, codeChallenge, nonce, authentication,
+        ...(resources ? { resources } : {}), ...(dpopJkt ? { dpopJkt } : {}), ...(loginHint ? { loginHint } : {}), ...(claims ? { claims } : {}),
+      };
     } catch (e) {
       throw withRedirect(e, { redirectUri, mode, state });
     }
@@ -135,7 +184,7 @@ export class AuthorizationEndpoint {
   async needsConsent(req: AuthorizationRequest, userId: string): Promise<boolean> {
     if (req.client.trusted) return false;
     const consent = await this.deps.storage.consents.get(userId, req.client.id);
-    return !consent || !isSubset(req.scope, consent.scope);
+    return !consent || !isSubset(consentScope(req), consent.scope);
   }
 
   /**
@@ -147,10 +196,11 @@ export class AuthorizationEndpoint {
     const { storage, clock } = this.deps;
     const now = clock.now();
     const before = req.client.trusted ? undefined : await storage.consents.get(user.id, req.client.id);
-    const adds = !req.client.trusted && req.scope.some((s) => !before?.scope.includes(s));
+    const scope = consentScope(req);
+    const adds = !req.client.trusted && scope.some((s) => !before?.scope.includes(s));
     return storage.transaction(async (tx) => {
-      await tx.consents.grant(user.id, req.client.id, req.scope, now);
-      if (adds) await recordEvent(tx, 'consent.granted', { user_id: user.id, client_id: req.client.id, client_name: req.client.name, scope: req.scope }, now);
+      await tx.consents.grant(user.id, req.client.id, scope, now);
+      if (adds) await recordEvent(tx, 'consent.granted', { user_id: user.id, client_id: req.client.id, client_name: req.client.name, scope }, now);
       return this.respond(tx, req, user, now);
     });
   }
@@ -170,7 +220,8 @@ export class AuthorizationEndpoint {
       });
       // Single sign-on: remember which session signed in to this client, for single logout and ID tokens (src/core/oidc/sso.ts).
       if (user.sid) {
-        await storage.signIns.record({ familyId, sid: user.sid, clientId: req.client.id, userId: user.id, authTime: user.authTime, createdAt: now, endedAt: null });
+        // The claims request (OpenID Connect Core §5.5) travels with the sign-in: the ID token and UserInfo read it by family.
+        await storage.signIns.record({ familyId, sid: user.sid, clientId: req.client.id, userId: user.id, authTime: user.authTime, createdAt: now, endedAt: null, claims: encodeClaims(req.claims) });
       }
       // RFC 9207: iss in the response defends against mix-up attacks.
       return buildRedirect(req.redirectUri, mode, { code, state: req.state, iss: config.issuer });

@@ -112,7 +112,8 @@ export class ClientAssertions {
     return client.jwtSecret ? { key: createSecretKey(Buffer.from(client.jwtSecret, 'utf8')) } : undefined;
   }
 
-  private async key(client: Client, header: JWTHeaderParameters): Promise<VerificationKey | undefined> {
+  /** The client's public key a JWT header names: `private_key_jwt` assertions and signed request objects (RFC 9101) alike. */
+  async key(client: Client, header: JWTHeaderParameters): Promise<VerificationKey | undefined> {
     if (client.jwks) {
       let set = this.inline.get(client.jwks);
       if (!set) {

@@ -1,5 +1,5 @@
 import { randomToken, sha256 } from '../crypto.js';
-import { invalidRequest } from '../errors.js';
+import { GatehouseError, invalidRequest } from '../errors.js';
 import type { Client } from '../model.js';
 import type { Clock, ClientStore } from '../ports.js';
 import { single, type Params } from '../params.js';
@@ -47,6 +47,8 @@ export interface PushedAuthorizationDeps {
   required: boolean;
   /** Checks an authorization request as the authorization endpoint would; throws its error. */
   validate(params: Params): Promise<unknown>;
+  /** RFC 9126 §3: a request object (RFC 9101) pushed, replaced by the request it carries (signed only). */
+  requestObject?(client: Client, params: Params): Promise<Params>;
 }
 
 const gone = () => invalidRequest('request_uri is unknown, expired or already used');
@@ -64,14 +66,18 @@ export class PushedAuthorization {
    * the client here, and stores it. `client` is already authenticated.
    */
   async push(client: Client, params: Params): Promise<{ request_uri: string; expires_in: number }> {
-    // §2.1: a request_uri cannot itself be pushed; request objects (RFC 9101) are not supported.
+    // §2.1: a request_uri cannot itself be pushed.
     if (params.request_uri !== undefined) throw invalidRequest('request_uri must not be sent to the pushed authorization request endpoint');
-    if (params.request !== undefined) throw invalidRequest('request objects are not supported');
     const clientId = single(params, 'client_id');
     if (clientId !== undefined && clientId !== client.id) throw invalidRequest('client_id does not match the authenticated client');
-    const request: Params = {};
+    let request: Params = {};
     for (const [k, v] of Object.entries(params)) if (!CLIENT_AUTH_PARAMS.has(k)) request[k] = v;
     request.client_id = client.id;
+    // §3: a pushed request object is verified here and stored as the request it carries.
+    if (request.request !== undefined) {
+      if (!this.deps.requestObject) throw new GatehouseError('request_not_supported', 'request objects are not supported');
+      request = await this.deps.requestObject(client, request);
+    }
     try {
       await this.deps.validate(request);
     } catch (e) {
@@ -99,7 +105,9 @@ export class PushedAuthorization {
       }
       return { params };
     }
-    if (!requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 200) throw invalidRequest('malformed request_uri');
+    // Not a handle of ours: the authorization endpoint answers request_uri_not_supported at the client (src/core/oauth/request-object.ts).
+    if (!requestUri.startsWith(REQUEST_URI_PREFIX)) return { params };
+    if (requestUri.length > 200) throw invalidRequest('malformed request_uri');
     if (clientId === undefined) throw invalidRequest('missing client_id');
     const uriHash = sha256(requestUri);
     const pushed = await this.deps.store.peek(uriHash, this.deps.clock.now());

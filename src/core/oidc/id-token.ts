@@ -4,6 +4,7 @@ import type { Clock, Stores } from '../ports.js';
 import type { OAuthConfig } from '../oauth/config.js';
 import type { KeyRing } from '../oauth/keys.js';
 import type { TokenResponse } from '../oauth/tokens.js';
+import { claimValues, decodeClaims } from './claims-request.js';
 
 export const OPENID = 'openid';
 
@@ -51,7 +52,7 @@ export class IdTokenIssuer {
    * (§3.1.3.3) and the refresh of such a grant (§12.2: same `iss`, `sub`,
    * `aud`, `auth_time`; a new `iat`; no `nonce`).
    */
-  async attach(stores: Pick<Stores, 'signIns'>, response: TokenResponse, grant: IdTokenGrant): Promise<void> {
+  async attach(stores: Pick<Stores, 'signIns' | 'users'>, response: TokenResponse, grant: IdTokenGrant): Promise<void> {
     if (!grant.userId || !grant.scope.includes(OPENID) || !grant.familyId) return;
     const signIn = await stores.signIns.byFamily(grant.familyId);
     const authTime = grant.authTime ?? signIn?.authTime;
@@ -69,6 +70,10 @@ export class IdTokenIssuer {
       ...(grant.nonce ? { nonce: grant.nonce } : {}),
       ...(signIn ? { sid: signIn.sid } : {}),
     };
+    // OpenID Connect Core §5.5: claims the client asked to find in the ID token itself.
+    const asked = decodeClaims(signIn?.claims)?.id_token;
+    const user = asked?.length ? await stores.users.get(grant.userId) : undefined;
+    if (user) Object.assign(claims, claimValues(user, asked!));
     response.id_token = await this.keys.signAsync(claims, 'JWT', grant.client.idTokenAlg ?? 'ES256');
   }
 }

@@ -17,6 +17,8 @@ export interface SignIn {
   createdAt: number;
   /** Set when the session ended (sign-out, revoked on the account page). */
   endedAt: number | null;
+  /** The OpenID Connect `claims` request of the authorization (src/core/oidc/claims-request.ts, stored form). */
+  claims?: string | null;
 }
 
 export interface SignInStore {

@@ -1,5 +1,7 @@
 import type { User } from '../model.js';
 import type { UserStore } from '../ports.js';
+import type { SignInStore } from './ports.js';
+import { CLAIM_SCOPES, claimValues, decodeClaims } from './claims-request.js';
 import type { TokenInspector } from '../oauth/inspect.js';
 import { insufficientScope, invalidToken } from '../resource/errors.js';
 import { audienceMatches } from '../resource/token.js';
@@ -10,14 +12,10 @@ import { OPENID } from './id-token.js';
  * name claims we hold, `email` the address. We do not verify addresses, so
  * `email_verified` is not claimed.
  */
-export function userInfoClaims(user: User, scope: readonly string[]): Record<string, string> {
-  const claims: Record<string, string> = { sub: user.id };
-  if (scope.includes('profile')) {
-    if (user.name) claims.name = user.name;
-    claims.preferred_username = user.username;
-  }
-  if (scope.includes('email')) claims.email = user.email;
-  return claims;
+export function userInfoClaims(user: User, scope: readonly string[], requested: readonly string[] = []): Record<string, string> {
+  // OpenID Connect Core §5.5: claims asked for one by one, beside those of the scopes.
+  const names = Object.keys(CLAIM_SCOPES).filter((c) => scope.includes(CLAIM_SCOPES[c]!) || requested.includes(c));
+  return { sub: user.id, ...claimValues(user, names) };
 }
 
 export const USERINFO_CLAIMS = ['sub', 'name', 'preferred_username', 'email'];
@@ -28,7 +26,7 @@ export const USERINFO_CLAIMS = ['sub', 'name', 'preferred_username', 'email'];
  * URL; RFC 9068 §4 step 4), granted `openid`, standing for a person. Failures
  * are RFC 6750 §3.1 errors (§5.3.3).
  */
-export async function userInfo(deps: { inspector: TokenInspector; users: UserStore; audience: string }, token: string): Promise<Record<string, string>> {
+export async function userInfo(deps: { inspector: TokenInspector; users: UserStore; signIns?: SignInStore; audience: string }, token: string): Promise<Record<string, string>> {
   const info = await deps.inspector.inspect(token);
   if (!info || info.kind !== 'access_token' || !info.active) throw invalidToken('the access token is invalid, expired or revoked');
   if (!audienceMatches(info.aud, [deps.audience])) throw invalidToken('the access token is meant for another audience');
@@ -37,5 +35,7 @@ export async function userInfo(deps: { inspector: TokenInspector; users: UserSto
   if (!info.scope.includes(OPENID)) throw insufficientScope([OPENID]);
   const user = info.userId ? await deps.users.get(info.userId) : undefined;
   if (!user) throw invalidToken('the access token does not belong to a user');
-  return userInfoClaims(user, info.scope);
+  // The claims request of the authorization this token comes from (kept with its sign-in, by family).
+  const signIn = info.familyId && deps.signIns ? await deps.signIns.byFamily(info.familyId) : undefined;
+  return userInfoClaims(user, info.scope, decodeClaims(signIn?.claims)?.userinfo);
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthorizationRequest } from '../../core/oauth/authorize.js';
+import { consentScope, type AuthorizationRequest } from '../../core/oauth/authorize.js';
 import { GatehouseError } from '../../core/errors.js';
 import { single, type Params } from '../../core/params.js';
 import { formatScope } from '../../core/scope.js';
@@ -29,7 +29,13 @@ function requestFields(ar: AuthorizationRequest): Record<string, string | readon
     resource: ar.resources,
     dpop_jkt: ar.dpopJkt,
     nonce: ar.nonce,
+    // OpenID Connect Core §5.5, as kept: the claims we hold that were asked for.
+    claims: ar.claims ? JSON.stringify({ userinfo: claimMap(ar.claims.userinfo), id_token: claimMap(ar.claims.id_token) }) : undefined,
   };
+}
+
+function claimMap(names: readonly string[]): Record<string, null> {
+  return Object.fromEntries(names.map((n) => [n, null]));
 }
 
 /** Where the answer goes, as a person reads it: the host, or a native app's scheme. */
@@ -50,8 +56,17 @@ function returnsTo(redirectUri: string): string | undefined {
  */
 const MAX_LOGIN_REDIRECT = 8192;
 
-function loginRedirect(reply: FastifyReply, returnTo: string, status: 302 | 303) {
-  const target = `/login?return_to=${encodeURIComponent(returnTo)}`;
+/** Parameters as a query string, a repeated one repeated. */
+function queryOf(params: Params): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) for (const one of typeof v === 'string' ? [v] : v ?? []) q.append(k, one);
+  return q.toString();
+}
+
+function loginRedirect(reply: FastifyReply, returnTo: string, status: 302 | 303, loginHint?: string) {
+  // OpenID Connect Core §3.1.2.1 login_hint: fills the username field, nothing more.
+  const hint = loginHint ? `&login_hint=${encodeURIComponent(loginHint)}` : '';
+  const target = `/login?return_to=${encodeURIComponent(returnTo)}${hint}`;
   if (target.length > MAX_LOGIN_REDIRECT) return sendErrorPage(reply, 400, 'This sign-in link is too long', 'Go back to the application and try again.');
   return reply.redirect(target, status);
 }
@@ -70,36 +85,43 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     throw e.with({ status: 400, title: 'This sign-in link is not valid' });
   };
 
-  const show = async (req: FastifyRequest, reply: FastifyReply) => {
+  /**
+   * An authorization request, sent by GET (its query) or by POST (a form
+   * without the consent CSRF field): OpenID Connect Core §3.1.2.1 asks for
+   * both, with the same rules. After a POST the browser is sent on with 303.
+   */
+  const show = async (req: FastifyRequest, reply: FastifyReply, params: Params, status: 302 | 303) => {
     // RFC 9126 §4: a request_uri stands for the request its client pushed.
-    const pushed = await pushedRequest(gh, reply, req.query as Params);
+    const pushed = await pushedRequest(gh, reply, params);
     if (!pushed) return reply;
     let ar: AuthorizationRequest;
     try {
       ar = await gh.authorization.validate(pushed.params);
     } catch (e) {
-      return fail(reply, e, 302);
+      return fail(reply, e, status);
     }
     const current = await currentSession(gh, req);
     // OpenID Connect prompt and max_age decide between signing in, consent and answering at once (src/core/oidc/prompt.ts).
     const step = await authorizationStep(ar.authentication, current?.session, gh.clock.now(), () => gh.authorization.needsConsent(ar, current!.user.id));
     if (step.next === 'error') {
-      return reply.redirect(gh.authorization.errorRedirect(step.error, { redirectUri: ar.redirectUri, mode: ar.responseType === 'code' ? 'query' : 'fragment', state: ar.state }), 302);
+      return reply.redirect(gh.authorization.errorRedirect(step.error, { redirectUri: ar.redirectUri, mode: ar.responseType === 'code' ? 'query' : 'fragment', state: ar.state }), status);
     }
-    if (step.next === 'login' || !current) return loginRedirect(reply, afterReauthentication(req.url), 302);
+    const path = req.url.split('?')[0]!;
+    // A POSTed request comes back after sign-in as the same request sent by GET.
+    if (step.next === 'login' || !current) return loginRedirect(reply, afterReauthentication(req.method === 'GET' ? req.url : `${path}?${queryOf(params)}`), status, ar.loginHint);
     const user = { id: current.user.id, authTime: current.session.authTime, sid: sessionSid(current.session) };
     if (step.next === 'approve') {
       if (!(await consumePushed(gh, reply, pushed))) return reply;
-      return reply.redirect(await gh.authorization.approve(ar, user), 302);
+      return reply.redirect(await gh.authorization.approve(ar, user), status);
     }
     return sendPage(reply, 200, consentPage({
       clientName: ar.client.name,
       username: current.user.username,
       name: current.user.name,
-      scope: ar.scope,
+      scope: consentScope(ar),
       returnsTo: returnsTo(ar.redirectUri),
       csrf: csrfToken(current.id, CONSENT),
-      action: req.url.split('?')[0]!,
+      action: path,
       // A pushed request travels as its handle only, so nothing in the form can change it.
       fields: pushed.requestUri ? { client_id: ar.client.id, request_uri: pushed.requestUri } : requestFields(ar),
     }));
@@ -108,6 +130,8 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
   const decide = async (req: FastifyRequest, reply: FastifyReply) => {
     if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the decision must be sent as a form');
     const body = (req.body ?? {}) as Params;
+    // Not the consent form: an authorization request sent by POST (OpenID Connect Core §3.1.2.1).
+    if (body.csrf_token === undefined) return show(req, reply, body, 303);
     const path = req.url.split('?')[0]!;
     const current = await currentSession(gh, req);
     if (!current) {
@@ -144,7 +168,7 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
   };
 
   for (const url of AUTHORIZE_PATHS) {
-    app.get(url, { config: page, schema: { querystring: PARAMS } }, show);
+    app.get(url, { config: page, schema: { querystring: PARAMS } }, (req, reply) => show(req, reply, req.query as Params, 302));
     app.post(url, { config: page, schema: { body: formBody(PARAMS) } }, decide);
   }
 }

@@ -6,7 +6,7 @@ import type { ColumnDataType, Kysely, Migration } from 'kysely';
  * column a moment ago. That is the only error let through (PostgreSQL runs
  * migrations under a lock, in a transaction, so it never gets here).
  */
-async function addColumn(db: Kysely<unknown>, table: string, column: string, type: ColumnDataType, notNullDefault?: string): Promise<void> {
+export async function addColumn(db: Kysely<unknown>, table: string, column: string, type: ColumnDataType, notNullDefault?: string): Promise<void> {
   try {
     await db.schema.alterTable(table)
       .addColumn(column, type, (c) => (notNullDefault === undefined ? c : c.notNull().defaultTo(notNullDefault)))

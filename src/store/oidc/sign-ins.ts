@@ -4,7 +4,7 @@ import type { DB, SsoSignInsTable } from '../schema.js';
 
 const toSignIn = (r: SsoSignInsTable): SignIn => ({
   familyId: r.family_id, sid: r.sid, clientId: r.client_id, userId: r.user_id, authTime: r.auth_time,
-  createdAt: r.created_at, endedAt: r.ended_at,
+  createdAt: r.created_at, endedAt: r.ended_at, claims: r.claims,
 });
 
 export class SqlSignInStore implements SignInStore {
@@ -13,7 +13,7 @@ export class SqlSignInStore implements SignInStore {
   async record(s: SignIn): Promise<void> {
     await this.db.insertInto('sso_sign_ins').values({
       family_id: s.familyId, sid: s.sid, client_id: s.clientId, user_id: s.userId, auth_time: s.authTime,
-      created_at: s.createdAt, ended_at: s.endedAt,
+      created_at: s.createdAt, ended_at: s.endedAt, claims: s.claims ?? null,
     }).execute();
   }
 
