@@ -47,7 +47,7 @@ export function trustedPeer(trustProxy: boolean | string): (address: string | un
   if (trustProxy === false || trustProxy === '') return () => false;
   // A hop count trusts the nearest hops, the direct peer included.
   if (/^\d+$/.test(trustProxy.trim())) return () => Number(trustProxy) > 0;
-  const entries = trustProxy.split(',').map((s) => s.trim()).filter(Boolean).flatMap((s) => NAMED[s] ?? [s]);
+  const entries = trustProxy.split(',').map((s) => s.trim()).filter(Boolean).flatMap((s) => (Object.hasOwn(NAMED, s) ? NAMED[s]! : [s]));
   return addressMatcher(entries);
 }
 

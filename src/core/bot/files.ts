@@ -45,11 +45,12 @@ export interface BotFilesDeps {
   http: OutboundHttp;
 }
 
-const PHOTO_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
-const EXTENSIONS: Record<string, string> = {
+/** Maps, not objects: a file name's extension comes from the request ("x.constructor" must find nothing). */
+const PHOTO_TYPES = new Map(Object.entries({ png: 'image/png', jpg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' }));
+const EXTENSIONS = new Map(Object.entries({
   pdf: 'application/pdf', txt: 'text/plain', csv: 'text/csv', json: 'application/json', zip: 'application/zip', png: 'image/png',
   jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', html: 'text/html', xml: 'application/xml', gz: 'application/gzip',
-};
+}));
 
 /** file_id: random, so it tells nothing and cannot be guessed; the kind's letter first for the logs. */
 const newFileId = (kind: FileKind) => `${kind === 'photo' ? 'P' : 'D'}${randomBytes(24).toString('base64url')}`;
@@ -73,7 +74,7 @@ export function photoDimensions(bytes: Uint8Array): { width: number; height: num
   } catch {
     throw badRequest('IMAGE_PROCESS_FAILED');
   }
-  if (!r.type || !PHOTO_TYPES[r.type] || !r.width || !r.height) throw badRequest('IMAGE_PROCESS_FAILED');
+  if (!r.type || !PHOTO_TYPES.has(r.type) || !r.width || !r.height) throw badRequest('IMAGE_PROCESS_FAILED');
   const turned = (r.orientation ?? 1) >= 5;
   return { width: turned ? r.height : r.width, height: turned ? r.width : r.height, type: r.type };
 }
@@ -132,10 +133,10 @@ export class BotFiles {
       const d = photoDimensions(await blobs.readStaged(staged));
       if (d.width + d.height > MAX_SIDES || Math.max(d.width, d.height) > MAX_RATIO * Math.min(d.width, d.height)) throw badRequest('PHOTO_INVALID_DIMENSIONS');
       ({ width, height } = d);
-      mime = PHOTO_TYPES[d.type]!;
+      mime = PHOTO_TYPES.get(d.type)!;
     } else {
       // As Telegram, the file name's extension decides over the type a client labelled the part with.
-      mime = EXTENSIONS[extension(fileName) ?? ''] ?? mime ?? 'application/octet-stream';
+      mime = EXTENSIONS.get(extension(fileName) ?? '') ?? mime ?? 'application/octet-stream';
     }
     const f: StoredFile = {
       fileId: newFileId(kind), botId: bot.id, uniqueId: uniqueIdOf(staged.sha256), blobKey: await blobs.keep(staged), kind, size: staged.size,

@@ -19,7 +19,7 @@ const typeName = (v: unknown) => (Array.isArray(v) ? 'Array' : v === null ? 'Nul
 class Refusal extends Error {}
 
 function requiredString(o: Obj, name: string): string {
-  if (!(name in o)) throw new Refusal(`Can't find field "${name}"`);
+  if (!Object.hasOwn(o, name)) throw new Refusal(`Can't find field "${name}"`);
   const v = o[name];
   if (typeof v !== 'string') throw new Refusal(`Field "${name}" must be of type String`);
   return v;
@@ -66,7 +66,7 @@ function inlineButton(v: unknown): InlineKeyboardButton {
     return { text, copy_text: { text: copy } };
   }
   for (const name of ['switch_inline_query', 'switch_inline_query_current_chat'] as const) {
-    if (name in v) return { text, [name]: requiredString(v, name) } as unknown as InlineKeyboardButton;
+    if (Object.hasOwn(v, name)) return { text, [name]: requiredString(v, name) } as unknown as InlineKeyboardButton;
   }
   throw new Refusal('Text buttons are unallowed in the inline keyboard');
 }
@@ -76,7 +76,7 @@ function keyboardButton(v: unknown): KeyboardButton {
   if (!isObject(v)) throw new Refusal('KeyboardButton must be a String or an Object');
   const text = requiredString(v, 'text');
   for (const name of ['request_contact', 'request_location'] as const) {
-    if (name in v) {
+    if (Object.hasOwn(v, name)) {
       if (typeof v[name] !== 'boolean') throw new Refusal(`Field "${name}" must be of type Boolean`);
       if (v[name]) return { text, [name]: true } as KeyboardButton;
     }
@@ -100,10 +100,11 @@ function rows<B>(value: unknown, field: string, markup: string, what: string, bu
   });
 }
 
-const FLAGS: Record<string, string> = {
-  resize_keyboard: 'ReplyKeyboardMarkup', one_time_keyboard: 'ReplyKeyboardMarkup', is_persistent: 'ReplyKeyboardMarkup',
-  selective: 'ReplyKeyboardMarkup', remove_keyboard: 'ReplyKeyboardRemove', force_reply: 'ForceReply',
-};
+/** The markup's boolean fields, and the object the official server names in their errors. A Map: the names come from the request. */
+const FLAGS = new Map<string, string>([
+  ['resize_keyboard', 'ReplyKeyboardMarkup'], ['one_time_keyboard', 'ReplyKeyboardMarkup'], ['is_persistent', 'ReplyKeyboardMarkup'],
+  ['selective', 'ReplyKeyboardMarkup'], ['remove_keyboard', 'ReplyKeyboardRemove'], ['force_reply', 'ForceReply'],
+]);
 
 /**
  * reply_markup as the official server reads it: the first of `keyboard`,
@@ -113,23 +114,23 @@ const FLAGS: Record<string, string> = {
  */
 export function parseReplyMarkup(value: unknown): ReplyMarkup | undefined {
   if (!isObject(value)) throw badRequest('object expected as reply markup');
-  const flags: Record<string, boolean> = {};
+  const flags = new Map<string, boolean>();
   let keyboard: KeyboardButton[][] = [];
   let inline: InlineKeyboardButton[][] = [];
   let placeholder: string | undefined;
   for (const [name, v] of Object.entries(value)) {
     if (name === 'keyboard') keyboard = rows(v, name, 'ReplyKeyboardMarkup', 'keyboard', keyboardButton);
     else if (name === 'inline_keyboard') inline = rows(v, name, 'InlineKeyboardMarkup', 'inline keyboard', inlineButton);
-    else if (name in FLAGS) {
-      if (typeof v !== 'boolean') throw badRequest(`field "${name}" of the ${FLAGS[name]} must be of the type Boolean`);
-      flags[name] = v;
+    else if (FLAGS.has(name)) {
+      if (typeof v !== 'boolean') throw badRequest(`field "${name}" of the ${FLAGS.get(name)!} must be of the type Boolean`);
+      flags.set(name, v);
     } else if (name === 'input_field_placeholder') {
       if (typeof v !== 'string') throw badRequest(`field "${name}" must be of the type String, not ${typeName(v)}`);
       if (v.length > 64) throw badRequest('input field placeholder is too long');
       placeholder = v;
     }
   }
-  const opt = (name: string) => (flags[name] ? { [name]: true } : {});
+  const opt = (name: string) => (flags.get(name) ? { [name]: true } : {});
   const place = placeholder ? { input_field_placeholder: placeholder } : {};
   const rowsLeft = keyboard.filter((r) => r.length);
   if (rowsLeft.length) {
@@ -137,8 +138,8 @@ export function parseReplyMarkup(value: unknown): ReplyMarkup | undefined {
   }
   const inlineLeft = inline.filter((r) => r.length);
   if (inlineLeft.length) return { inline_keyboard: inlineLeft };
-  if (flags.remove_keyboard) return { remove_keyboard: true, ...opt('selective') };
-  if (flags.force_reply) return { force_reply: true, ...place, ...opt('selective') };
+  if (flags.get('remove_keyboard')) return { remove_keyboard: true, ...opt('selective') };
+  if (flags.get('force_reply')) return { force_reply: true, ...place, ...opt('selective') };
   return undefined;
 }
 

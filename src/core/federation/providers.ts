@@ -102,7 +102,7 @@ function claimMapping(value: unknown, defaults: ClaimMapping, where: string): Cl
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${where} must be an object`);
   const out = { ...defaults };
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (!(k in defaults)) throw new Error(`${where}.${k}: unknown field (use subject, username, email, name)`);
+    if (!Object.hasOwn(defaults, k)) throw new Error(`${where}.${k}: unknown field (use subject, username, email, name)`);
     if (typeof v !== 'string' || !v) throw new Error(`${where}.${k} must be a claim name`);
     out[k as keyof ClaimMapping] = v;
   }

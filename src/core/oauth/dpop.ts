@@ -94,8 +94,9 @@ const keys = new Map<string, EmbeddedKey>();
 function embeddedKey(jwk: unknown): EmbeddedKey {
   if (!jwk || typeof jwk !== 'object' || Array.isArray(jwk)) throw new JwtRejected('key', 'the DPoP proof carries no jwk');
   const j = jwk as Record<string, unknown>;
-  if (PRIVATE_MEMBERS.some((m) => m in j) || j.kty === 'oct') throw new JwtRejected('key', 'the jwk of a DPoP proof must be a public key');
-  const members = THUMBPRINT_MEMBERS[j.kty as string];
+  if (PRIVATE_MEMBERS.some((m) => Object.hasOwn(j, m)) || j.kty === 'oct') throw new JwtRejected('key', 'the jwk of a DPoP proof must be a public key');
+  // Own names only: a kty of "constructor" must not find Object's.
+  const members = typeof j.kty === 'string' && Object.hasOwn(THUMBPRINT_MEMBERS, j.kty) ? THUMBPRINT_MEMBERS[j.kty] : undefined;
   if (!members || members.some((m) => typeof j[m] !== 'string')) throw new JwtRejected('key', 'the jwk of the DPoP proof is not an EC, RSA or OKP public key');
   // RFC 7638 §3.3: the required members only, in that order, no whitespace; the key is made of the same members.
   const input = JSON.stringify(Object.fromEntries(members.map((m) => [m, j[m]])));
