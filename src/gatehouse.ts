@@ -9,6 +9,7 @@ import { FloodControl, type FloodGate } from './core/bot/flood.js';
 import { ensureBotFather } from './core/bot/manage.js';
 import { botMethods } from './core/bot/methods.js';
 import { ChatClient } from './core/bot/people.js';
+import { NotifyBotIdentity } from './core/bot/notify-bot.js';
 import { LocalWakeups, type Wakeups } from './core/bot/wakeups.js';
 import { BotWebhookDeliverer, type DeliveryLease } from './core/bot/bot-webhooks.js';
 import { defaultLoginPolicy, LoginGuard } from './core/login.js';
@@ -43,6 +44,8 @@ import { argon2Hasher } from './infra/argon2.js';
 import type { BotStorage } from './core/bot/ports.js';
 import type { FederationStorage } from './core/federation/ports.js';
 import { ChatActions, NotifyBotApi } from './core/notify/actions.js';
+import { ChatLinkCodes } from './core/notify/link-code.js';
+import { LinkTargets } from './core/notify/link-target.js';
 import { notifyTransport } from './core/notify/transport.js';
 import { createMfa, type Mfa } from './core/mfa/index.js';
 import type { DeviceFlow } from './core/oauth/device.js';
@@ -98,6 +101,9 @@ export interface Gatehouse {
   dpop: DpopVerifier;
   /** The notification bot's buttons, by callback_data prefix (src/core/notify/actions.ts). */
   chatActions: ChatActions;
+  /** Linking a chat: one-time codes made at /account/security, and who may confirm a `/start` link (src/core/notify/link-code.ts, link-target.ts). */
+  chatLinkCodes: ChatLinkCodes;
+  linkTargets: LinkTargets;
   /** Second factors, the second step of sign-in and approval in chat (src/core/mfa). */
   mfa: Mfa;
   /** Device authorization (RFC 8628, src/core/oauth/device.ts). */
@@ -151,6 +157,8 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const notifyBot = config.notifyBotToken
     ? new NotifyBotApi(notifyTransport(outbound.configured.request), { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token: config.notifyBotToken })
     : undefined;
+  // Which of this server's bots is the notification bot, if any (its chat is the chat page's alone).
+  const notifyIdentity = new NotifyBotIdentity({ bots: sql.bot.bots, clock }, config.notifyBotToken);
   const mfa = createMfa({
     store: sql.mfa, users: storage.users, hasher, clock, events: storage.events, limits: storage.rateLimits, issuerName: 'Gatehouse', authUrl: () => oauth.issuer,
     bot: notifyBot, actions: chatActions, locks: consoleStore, approvals: sql.approvals, log,
@@ -215,6 +223,11 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     }),
     dpop,
     chatActions,
+    chatLinkCodes: new ChatLinkCodes({
+      codes: sql.linkCodes, events: storage.events, users: storage.users, clock, notifyBot: notifyIdentity, botApiUrl: config.botApiUrl,
+      ...(notifyBot ? { outside: { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, username: () => notifyBot.username() } } : {}),
+    }),
+    linkTargets: new LinkTargets({ notifyBot: notifyIdentity, people: sql.bot.people }),
     mfa,
     device,
     ciba,
@@ -329,7 +342,8 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog, links: Pr
     shutdown: stopping.signal,
   });
   const botFather = new BotFather({ account: await ensureBotFather(storage, gh.storage.users, clock), storage, clock, conversations });
-  const client = new ChatClient({ conversations, callbacks, bots: storage.bots, chats: storage.chats, profiles: storage.profiles, wakeups, botFather, shutdown: stopping.signal });
+  const notifyBot = new NotifyBotIdentity({ bots: storage.bots, clock }, config.notifyBotToken);
+  const client = new ChatClient({ conversations, callbacks, bots: storage.bots, chats: storage.chats, profiles: storage.profiles, wakeups, botFather, shutdown: stopping.signal, notifyBot });
   const deliverer = new BotWebhookDeliverer(
     { bots: storage.bots, updates: storage.updates, wakeups, clock, callAs: (bot, method, params) => api.callAs(bot, method, params) },
     botWebhookPoster(gh.outbound.registered.request), undefined, (err) => log.warn({ err }, 'webhook delivery failed'), lease);

@@ -58,7 +58,7 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, options: Partia
   }, { timeoutMs: config.webhookTimeout * 1000, ...opts });
   worker.start();
   // The notification bot answers /start (a link to open while signed in) and /stop.
-  const linker = chat && new ChatLinker({ transport: chats, chat, events: gh.storage.events, keys: gh.keys, clock: gh.clock, authUrl: () => gh.oauth.issuer, log: logger, actions: gh.chatActions });
+  const linker = chat && new ChatLinker({ transport: chats, chat, events: gh.storage.events, keys: gh.keys, clock: gh.clock, authUrl: () => gh.oauth.issuer, log: logger, actions: gh.chatActions, codes: gh.chatLinkCodes });
   linker?.start();
   const purge = setInterval(() => {
     gh.storage.events.purge(gh.clock.now() - RETENTION_MS)

@@ -14,6 +14,8 @@ import { SqlTokenStore } from './tokens.js';
 import { SqlUserStore } from './users.js';
 import { SqlEventStore } from './notify/events.js';
 import { NotifyShared } from './notify/shared.js';
+import { SqlLinkCodeStore } from './notify/link-codes.js';
+import type { LinkCodeStore } from '../core/notify/ports.js';
 import { runTransaction, type TxScope } from './transaction.js';
 import { sqlBotStorage } from './bot/index.js';
 import { sqlFederationStorage } from './federation/index.js';
@@ -63,6 +65,8 @@ export interface SqlStorage extends Storage {
   mfa: MfaStore;
   /** An approval's decision with its event, in one transaction. */
   approvals: ApprovalTransactions;
+  /** One-time chat-link codes (src/core/notify/link-code.ts). */
+  linkCodes: LinkCodeStore;
 }
 
 export interface StorageOptions extends OpenOptions {
@@ -109,6 +113,7 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     registration: sqlRegistrationStorage(db, notify, secrets),
     mfa: new SqlMfaStore(db, secrets),
     approvals: sqlApprovalTransactions(db, notify, secrets),
+    linkCodes: new SqlLinkCodeStore(db),
     transaction: (fn) => runTransaction(db, (trx, scope) => storesOn(trx, notify, secrets, scope), fn),
     ready: () => ping(db),
     health: async () => ({ database: (await ping(db)) ? 'ok' : 'down' }),

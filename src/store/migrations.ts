@@ -17,6 +17,7 @@ import { exchangeCibaMigration } from './oauth/exchange-ciba-migration.js';
 import { mfaMigration } from './mfa/migration.js';
 import { backchannelMigration } from './oauth/device-migration.js';
 import { sessionUseMigration } from './session-use-migration.js';
+import { notifyLinkCodesMigration } from './notify/link-code-migration.js';
 import { oidcClaimsMigration } from './oidc/claims-migration.js';
 
 /**
@@ -169,6 +170,7 @@ const migrations: Record<string, Migration> = {
   '0020_bot_callback_answered': botCallbackAnsweredMigration,
   '0023_exchange_ciba': exchangeCibaMigration,
   '0026_oidc_claims': oidcClaimsMigration,
+  '0024_notify_link_codes': notifyLinkCodesMigration,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -337,3 +337,14 @@ export interface BackchannelRequestsTable {
 export interface DB {
   backchannel_requests: BackchannelRequestsTable;
 }
+
+/* One-time chat-link codes (migration 0024_notify_link_codes); merged into the tables above. */
+export interface NotifyLinkCodesTable {
+  code_hash: string;
+  user_id: string;
+  expires_at: number;
+}
+
+export interface DB {
+  notify_link_codes: NotifyLinkCodesTable;
+}

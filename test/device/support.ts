@@ -4,7 +4,8 @@ import { hashBotToken, newAccountId, newBotToken } from '../../src/core/bot/toke
 import type { Clock } from '../../src/core/ports.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import type { DbKind } from '../helpers/db.js';
-import { signedInPerson, type Person } from '../helpers/people.js';
+import type { Person } from '../helpers/people.js';
+import { chatPagePerson } from '../helpers/chat-page-token.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ChatApi } from '../bot/support.js';
 
@@ -45,9 +46,12 @@ export interface LinkedPerson {
   user: { id: string; username: string; password: string };
 }
 
-/** A person signed in in a browser, with their chat linked to the notification bot (/start and the one-time link). */
+/**
+ * A person signed in in a browser, with their chat linked to the notification bot (/start and the
+ * one-time link), talking through Gatehouse's own chat page: only its token sees the bot's prompts.
+ */
 export async function linkedPerson(server: TestServer, username: string): Promise<LinkedPerson> {
-  const person = await signedInPerson(server, username);
+  const person = await chatPagePerson(server, username);
   const chat = new ChatApi(server.bot!.url, person);
   const [answer] = await chat.replies(BOT, (await chat.send(BOT, '/start')).message_id);
   const link = /https?:\/\/\S+\/notifications\/link\?token=\S+/.exec(answer!.text)?.[0];

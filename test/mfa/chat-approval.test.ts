@@ -12,7 +12,7 @@ import { startNotifyWorker, type RunningNotifyWorker } from '../../src/infra/not
 import { openStorage } from '../../src/store/index.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { databaseKinds, dropDatabase, freshDatabaseUrl } from '../helpers/db.js';
-import { signedInPerson } from '../helpers/people.js';
+import { chatPagePerson } from '../helpers/chat-page-token.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ChatApi } from '../bot/support.js';
 import { enrolTotp, formFor, passwordStep } from './support.js';
@@ -47,8 +47,8 @@ for (const { kind, skip } of await databaseKinds()) {
       // Expired approvals swept every 100 ms (5 s in production) so the test need not wait.
       notify = startNotifyWorker(server.gh, server.logger, { approvalSweepMs: 100 });
 
-      // Alice links her chat (chat token first: the password grant ends once she has a second factor).
-      const person = await signedInPerson(server, 'alice');
+      // Alice links her chat from Gatehouse's own chat page (its token first: signing in asks for the second factor once she has one).
+      const person = await chatPagePerson(server, 'alice');
       const chat = new ChatApi(server.bot!.url, person);
       const [answer] = await chat.replies(BOT, (await chat.send(BOT, '/start')).message_id);
       const link = new URL(/https?:\/\/\S+\/notifications\/link\?token=\S+/.exec(answer!.text)![0]);
@@ -64,7 +64,7 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.match(await (await browser.get('/account/security')).text(), /Approval in chat: <strong>on/);
       const user = await server.gh.storage.users.findByUsername('alice');
       alice = { chat, browser, password, id: user!.id };
-      const bobPerson = await signedInPerson(server, 'bob');
+      const bobPerson = await chatPagePerson(server, 'bob');
       const bobChat = new ChatApi(server.bot!.url, bobPerson);
       bob = { chat: bobChat, chatId: (await bobChat.send(BOT, 'hello')).chat.id };
     });

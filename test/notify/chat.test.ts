@@ -4,7 +4,8 @@ import { createBot } from '../../src/core/bot/manage.js';
 import { startNotifyWorker, type RunningNotifyWorker } from '../../src/infra/notify-worker.js';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { ChatApi, signedInPerson } from '../bot/support.js';
+import { ChatApi } from '../bot/support.js';
+import { chatPagePerson } from '../helpers/chat-page-token.js';
 import { admin, ADMIN_TOKEN, Receiver } from './support.js';
 
 const BOT = 'gatehouse_notify_bot';
@@ -38,7 +39,7 @@ describe('chat notifications through the Bot API', () => {
   });
 
   it('links a person\'s chat with /start and a one-time link, sends them a new sign-in, stops with /stop', async () => {
-    const alice = await signedInPerson(server, 'alice');
+    const alice = await chatPagePerson(server, 'alice');
     const chat = new ChatApi(server.bot!.url, alice);
     const [answer] = await chat.replies(BOT, (await chat.send(BOT, '/start')).message_id);
     const link = /https?:\/\/\S+\/notifications\/link\?token=\S+/.exec(answer!.text)?.[0];
@@ -75,7 +76,7 @@ describe('chat notifications through the Bot API', () => {
   });
 
   it('routes event types to an operations chat', async () => {
-    const ops = await signedInPerson(server, 'oncall');
+    const ops = await chatPagePerson(server, 'oncall');
     const chat = new ChatApi(server.bot!.url, ops);
     const hello = await chat.send(BOT, 'hello');
     const created = await admin(server.url, 'POST', '/webhooks', { chat_id: hello.chat.id, events: ['client.created'] });

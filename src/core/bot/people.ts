@@ -7,6 +7,13 @@ import { botUser, privateChat } from './objects.js';
 import type { BotCommand } from '@grammyjs/types';
 import type { BotProfileStore, BotRecord, BotStore, ChatStore, Person } from './ports.js';
 import { Waiter, chatChange, topics, type Wakeups } from './wakeups.js';
+import { mayUseNotifyChat, type NotifyBotIdentity } from './notify-bot.js';
+
+/** Who is asking: the signed-in person, and the client their `chat` token was issued to. */
+export interface ChatViewer {
+  userId: string;
+  clientId: string;
+}
 
 export interface ChatSummary {
   bot: { id: number; username: string; first_name: string; is_bot: true };
@@ -47,24 +54,35 @@ export interface ChatClientDeps {
   botFather: { account: BotRecord; answer(w: Written): Promise<void> };
   /** Aborted at shutdown, so pending polls answer at once. */
   shutdown: AbortSignal;
+  /** The notification bot, whose chat only the first-party chat page sees (src/core/bot/notify-bot.ts). */
+  notifyBot?: NotifyBotIdentity;
 }
 
 export class ChatClient {
   constructor(private readonly deps: ChatClientDeps) {}
 
-  private async bot(username: string) {
+  /** The notification bot's id when `who` may not see its chat (another application's token). */
+  private async hiddenBot(who: ChatViewer): Promise<number | undefined> {
+    if (mayUseNotifyChat(who.clientId)) return undefined;
+    return (await this.deps.notifyBot?.bot())?.id;
+  }
+
+  private async bot(username: string, who: ChatViewer) {
     // Usernames are letters, digits and underscores: anything else (a NUL, which PostgreSQL refuses in text) names no bot.
     if (!/^[A-Za-z0-9_]{1,64}$/.test(username)) throw notFound('no such bot');
     const bot = await this.deps.bots.findByUsername(username);
-    if (!bot) throw notFound(`no bot named ${username}`);
+    // The notification bot is answered as an unknown bot would be: no oracle of its name.
+    if (!bot || bot.id === await this.hiddenBot(who)) throw notFound(`no bot named ${username}`);
     return bot;
   }
 
   /** BotFather first, then every chat the user has, newest activity first. */
-  async chats(userId: string): Promise<ChatSummary[]> {
+  async chats(who: ChatViewer): Promise<ChatSummary[]> {
     const { conversations, bots, chats } = this.deps;
+    const { userId } = who;
     const person = await conversations.person(userId);
-    const rows = await chats.listForUser(userId);
+    const hidden = await this.hiddenBot(who);
+    const rows = (await chats.listForUser(userId)).filter((r) => r.botId !== hidden);
     const out: ChatSummary[] = [];
     const father = this.deps.botFather.account;
     const withFather = rows.some((r) => r.botId === father.id) ? rows : [{ botId: father.id, chatId: null }, ...rows];
@@ -81,11 +99,11 @@ export class ChatClient {
     return out.sort((a, b) => (a.bot.id === father.id ? -1 : b.bot.id === father.id ? 1 : (b.last_message?.date ?? 0) - (a.last_message?.date ?? 0)));
   }
 
-  async send(userId: string, botUsername: string, text: unknown): Promise<Message.TextMessage> {
+  async send(who: ChatViewer, botUsername: string, text: unknown): Promise<Message.TextMessage> {
     if (typeof text !== 'string' || !text.trim()) throw invalidRequest('text is required');
-    const bot = await this.bot(botUsername);
+    const bot = await this.bot(botUsername, who);
     // A refusal (text too long, …) is a GatehouseError the chat client API answers as it is.
-    const written = await this.deps.conversations.personWrites(userId, bot, text);
+    const written = await this.deps.conversations.personWrites(who.userId, bot, text);
     if (written.bot.id === this.deps.botFather.account.id) await this.deps.botFather.answer(written);
     return written.message;
   }
@@ -96,13 +114,13 @@ export class ChatClient {
    * the bot hears nothing. Resolves with the bot's answer, or {} when the
    * bot did not answer in time.
    */
-  async press(userId: string, botUsername: string, messageId: unknown, data: unknown, signal?: AbortSignal): Promise<{ ok: true; result: PressAnswer } | Record<string, never>> {
+  async press(who: ChatViewer, botUsername: string, messageId: unknown, data: unknown, signal?: AbortSignal): Promise<{ ok: true; result: PressAnswer } | Record<string, never>> {
     const id = typeof messageId === 'string' && /^\d{1,15}$/.test(messageId) ? Number(messageId) : messageId;
     if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw invalidRequest('message_id must be a positive integer');
     if (typeof data !== 'string' || !data || Buffer.byteLength(data) > MAX_CALLBACK_DATA) throw invalidRequest('data must be 1-64 bytes');
     const { conversations, chats, callbacks, shutdown } = this.deps;
-    const bot = await this.bot(botUsername);
-    const person = await conversations.person(userId);
+    const bot = await this.bot(botUsername, who);
+    const person = await conversations.person(who.userId);
     // Two reads at once (on PostgreSQL two connections); the cached answer counts only once the button is found.
     const [m, cached] = await Promise.all([chats.getMessage(bot.id, person.id, id), callbacks.cached(bot, person, id, data)]);
     if (!m) throw notFound('no such message in this chat');
@@ -118,9 +136,9 @@ export class ChatClient {
    * private chat: the chat's own scope, else all_private_chats, else default
    * (Bot API, "Determining list of commands"; no language is known here).
    */
-  async commands(userId: string, botUsername: string): Promise<BotCommand[]> {
-    const bot = await this.bot(botUsername);
-    const person = await this.deps.conversations.person(userId);
+  async commands(who: ChatViewer, botUsername: string): Promise<BotCommand[]> {
+    const bot = await this.bot(botUsername, who);
+    const person = await this.deps.conversations.person(who.userId);
     const scopes = [{ type: 'chat', chat_id: person.id }, { type: 'all_private_chats' }, { type: 'default' }];
     for (const scope of scopes) {
       const list = await this.deps.profiles.getCommands(bot.id, JSON.stringify(scope), '');
@@ -140,10 +158,10 @@ export class ChatClient {
    * the first new one. Edits and deletions of earlier messages made while
    * the poll waits are answered too: the edited message, or a DeletedMessage.
    */
-  async messages(userId: string, botUsername: string, after: number, timeoutSeconds: number, signal?: AbortSignal): Promise<(Message | DeletedMessage)[]> {
+  async messages(who: ChatViewer, botUsername: string, after: number, timeoutSeconds: number, signal?: AbortSignal): Promise<(Message | DeletedMessage)[]> {
     const { conversations, chats, wakeups, shutdown } = this.deps;
-    const bot = await this.bot(botUsername);
-    const person = await conversations.person(userId);
+    const bot = await this.bot(botUsername, who);
+    const person = await conversations.person(who.userId);
     const changed = new Map<number, 'edited' | 'deleted'>();
     const waiter = new Waiter(wakeups, [topics.chat(bot.id, person.id)], (_topic, message) => {
       const c = chatChange.parse(message);

@@ -114,6 +114,20 @@ export class NotifyBotApi {
     return body.result;
   }
 
+  private me: Promise<string | undefined> | undefined;
+
+  /** The bot's username (getMe), asked once it answers (a failure is asked again next time). */
+  username(): Promise<string | undefined> {
+    this.me ??= this.call('getMe', {}).then((r) => {
+      const u = (r as { username?: unknown } | undefined)?.username;
+      return typeof u === 'string' ? u : undefined;
+    }).catch(() => {
+      this.me = undefined;
+      return undefined;
+    });
+    return this.me;
+  }
+
   /** A message with one row of buttons per inner array; the message_id. */
   async send(chatId: string, text: string, rows: ChatButton[][]): Promise<number> {
     const result = await this.call('sendMessage', {

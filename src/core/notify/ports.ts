@@ -157,3 +157,14 @@ export interface DeliveryStore {
   /** Dead-letters the endpoint's pending deliveries (it was disabled). */
   failPending(endpointId: string, reason: string, now: number): Promise<number>;
 }
+
+/**
+ * One-time codes that link a chat to the person who asked for one, signed in
+ * (src/core/notify/link-code.ts): kept by SHA-256, single use, short-lived.
+ */
+export interface LinkCodeStore {
+  /** Keeps a new code for the person, replacing their earlier ones (and dropping expired ones). */
+  issue(userId: string, codeHash: string, expiresAt: number, now: number): Promise<void>;
+  /** Burns the code in one statement: the person it was issued to, or undefined (unknown, used or expired). */
+  consume(codeHash: string, now: number): Promise<string | undefined>;
+}

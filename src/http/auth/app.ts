@@ -8,6 +8,7 @@ import { adminRoutes } from './admin-routes.js';
 import { authorizeRoutes } from './authorize-routes.js';
 import { loginRoutes } from './login-routes.js';
 import { notifyLinkRoutes } from './notify-link-routes.js';
+import { chatLinkRoutes } from './chat-link-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
 import { accountRoutes } from './account-routes.js';
 import { securityRoutes } from './security-routes.js';
@@ -55,6 +56,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
     await authorizeRoutes(pages, gh);
     await loginRoutes(pages, gh);
     await notifyLinkRoutes(pages, gh);
+    await chatLinkRoutes(pages, gh);
     await oidcRoutes(pages, gh);
     await accountRoutes(pages, gh);
     await securityRoutes(pages, gh);

@@ -5,6 +5,8 @@ import { csrfToken, csrfValid } from '../../core/sessions.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { html, layout } from '../pages/html.js';
+import { linkConfirmPage, NOT_YOURS } from '../pages/chat-link.js';
+import { LinkTargets } from '../../core/notify/link-target.js';
 import { currentSession } from './session-cookie.js';
 import { formBody, paramsOf } from '../input.js';
 
@@ -31,17 +33,14 @@ export async function notifyLinkRoutes(app: FastifyInstance, gh: Gatehouse): Pro
 
   app.get(LINK_PATH, { config: page, schema: { querystring: paramsOf('token') } }, async (req, reply) => {
     const token = tokenOf(req.query as Params);
-    if (!token || !(await readLinkToken(gh.keys, gh.oauth.issuer, token, gh.clock.now()))) return invalid(reply);
+    const link = token ? await readLinkToken(gh.keys, gh.oauth.issuer, token, gh.clock.now()) : undefined;
+    if (!token || !link) return invalid(reply);
     const current = await currentSession(gh, req);
     if (!current) return reply.redirect(`/login?return_to=${encodeURIComponent(req.url)}`, 302);
-    return sendPage(reply, 200, layout('Chat notifications', html`<h1>Send notifications to this chat?</h1>
-<p class="lede">Signed in as <strong>${current.user.username}</strong>.</p>
-<p>The chat that asked will get a message when someone signs in to your account, when a sign-in is replayed, or when you grant an application access. Send /stop in the chat to end it.</p>
-<form method="post" action="${LINK_PATH}">
-<input type="hidden" name="csrf_token" value="${csrfToken(current.id, PURPOSE)}">
-<input type="hidden" name="token" value="${token}">
-<button type="submit" class="primary">Send them to this chat</button>
-</form>`));
+    // Issue 24, finding 7: the page names the chat and its powers; on our own chat service only its person may confirm.
+    const target = await gh.linkTargets.describe(link);
+    if (!LinkTargets.mayConfirm(target, current.user.id)) return sendErrorPage(reply, 403, NOT_YOURS.title, NOT_YOURS.text(target));
+    return sendPage(reply, 200, linkConfirmPage({ username: current.user.username, target, action: LINK_PATH, csrf: csrfToken(current.id, PURPOSE), token }));
   });
 
   app.post(LINK_PATH, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'token')) } }, async (req, reply) => {
@@ -52,7 +51,10 @@ export async function notifyLinkRoutes(app: FastifyInstance, gh: Gatehouse): Pro
     if (!csrfValid(current.id, PURPOSE, body.csrf_token)) return sendErrorPage(reply, 403, 'Request expired', 'reload the page and try again');
     const token = tokenOf(body);
     if (!token) return invalid(reply);
-    const r = await linkChat({ events: gh.storage.events, keys: gh.keys, limits: gh.storage.rateLimits, clock: gh.clock, issuer: gh.oauth.issuer }, token, current.user.id);
+    const r = await linkChat({
+      events: gh.storage.events, keys: gh.keys, limits: gh.storage.rateLimits, clock: gh.clock, issuer: gh.oauth.issuer, mayConfirm: (l, u) => gh.linkTargets.mayConfirm(l, u),
+    }, token, current.user.id);
+    if (!r.ok && r.reason === 'not_yours') return sendErrorPage(reply, 403, NOT_YOURS.title, NOT_YOURS.text());
     if (!r.ok) return r.reason === 'used' ? sendErrorPage(reply, 400, 'Link already used', 'each link works once; send /start to the bot again') : invalid(reply);
     return sendPage(reply, 200, layout('Chat notifications', html`<h1>Done</h1>
 <p class="lede">Your security notifications now go to that chat.</p>`));

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { BotFiles } from '../../core/bot/files.js';
-import type { ChatClient } from '../../core/bot/people.js';
+import type { ChatClient, ChatViewer } from '../../core/bot/people.js';
 import { GatehouseError, invalidRequest, invalidToken, notFound, unsupportedGrantType } from '../../core/errors.js';
 import type { Params } from '../../core/params.js';
 import type { Gatehouse } from '../../gatehouse.js';
@@ -18,8 +18,12 @@ function bearerError(reply: FastifyReply, error: GatehouseError): FastifyReply {
   return sendError(reply, chatClientAnswer, error);
 }
 
-/** The signed-in user behind a bearer token with scope `chat` (RFC 6750 §2.1), or undefined after answering. */
-async function chatUser(gh: Gatehouse, req: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
+/**
+ * The signed-in user behind a bearer token with scope `chat` (RFC 6750 §2.1), and the
+ * client it was issued to (which chats it may see: src/core/bot/notify-bot.ts), or
+ * undefined after answering.
+ */
+async function chatUser(gh: Gatehouse, req: FastifyRequest, reply: FastifyReply): Promise<ChatViewer | undefined> {
   const header = req.headers.authorization;
   const m = header ? /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim()) : null;
   if (!header) {
@@ -39,7 +43,7 @@ async function chatUser(gh: Gatehouse, req: FastifyRequest, reply: FastifyReply)
     bearerError(reply, new GatehouseError('insufficient_scope', 'the token needs scope chat and a signed-in user', challenge()));
     return undefined;
   }
-  return info.userId;
+  return { userId: info.userId, clientId: info.clientId };
 }
 
 /** Any error of this API in its `{error, error_description}` shape (src/http/errors.ts). */
@@ -117,46 +121,46 @@ function routes(app: FastifyInstance, gh: Gatehouse, client: ChatClient): void {
   }
 
   app.get('/client/chats', async (req, reply) => {
-    const userId = await chatUser(gh, req, reply);
-    if (!userId) return reply;
+    const who = await chatUser(gh, req, reply);
+    if (!who) return reply;
     try {
-      return { chats: await client.chats(userId) };
+      return { chats: await client.chats(who) };
     } catch (e) {
       return sendClientError(reply, e);
     }
   });
 
   app.post('/client/chats/:bot/messages', { schema: SEND }, async (req, reply) => {
-    const userId = await chatUser(gh, req, reply);
-    if (!userId) return reply;
+    const who = await chatUser(gh, req, reply);
+    if (!who) return reply;
     const body = req.body as z.output<typeof SEND.body>;
     const text = body.text ?? (req.query as z.output<typeof SEND.querystring>).text;
     try {
-      return { message: await client.send(userId, (req.params as z.output<typeof BOT>).bot, text) };
+      return { message: await client.send(who, (req.params as z.output<typeof BOT>).bot, text) };
     } catch (e) {
       return sendClientError(reply, e);
     }
   });
 
   app.get('/client/chats/:bot/messages', { schema: READ }, async (req, reply) => {
-    const userId = await chatUser(gh, req, reply);
-    if (!userId) return reply;
+    const who = await chatUser(gh, req, reply);
+    if (!who) return reply;
     const q = req.query as z.output<typeof READ.querystring>;
     const signal = clientGone(reply);
     try {
       const after = nonNegative(q.after, 'after', Number.MAX_SAFE_INTEGER);
       const timeout = nonNegative(q.timeout, 'timeout', 50);
-      return { messages: await client.messages(userId, (req.params as z.output<typeof BOT>).bot, after, timeout, signal) };
+      return { messages: await client.messages(who, (req.params as z.output<typeof BOT>).bot, after, timeout, signal) };
     } catch (e) {
       return sendClientError(reply, e);
     }
   });
 
   app.get('/client/chats/:bot/commands', { schema: { params: BOT } }, async (req, reply) => {
-    const userId = await chatUser(gh, req, reply);
-    if (!userId) return reply;
+    const who = await chatUser(gh, req, reply);
+    if (!who) return reply;
     try {
-      return { commands: await client.commands(userId, (req.params as z.output<typeof BOT>).bot) };
+      return { commands: await client.commands(who, (req.params as z.output<typeof BOT>).bot) };
     } catch (e) {
       return sendClientError(reply, e);
     }
@@ -164,11 +168,11 @@ function routes(app: FastifyInstance, gh: Gatehouse, client: ChatClient): void {
 
   // A press waits up to 15 s for the bot's answer (src/core/bot/callbacks.ts).
   app.post('/client/chats/:bot/callback', { schema: PRESS }, async (req, reply) => {
-    const userId = await chatUser(gh, req, reply);
-    if (!userId) return reply;
+    const who = await chatUser(gh, req, reply);
+    if (!who) return reply;
     const body = req.body as z.output<typeof PRESS.body>;
     try {
-      return await client.press(userId, (req.params as z.output<typeof BOT>).bot, body.message_id, body.data, clientGone(reply));
+      return await client.press(who, (req.params as z.output<typeof BOT>).bot, body.message_id, body.data, clientGone(reply));
     } catch (e) {
       return sendClientError(reply, e);
     }
@@ -208,10 +212,10 @@ function disposition(kind: 'inline' | 'attachment', name: string | null): string
  */
 function fileRoute(app: FastifyInstance, gh: Gatehouse, files: BotFiles): void {
   app.get('/client/files/:file_id', { schema: { params: z.object({ file_id: z.string() }) } }, async (req, reply) => {
-    const userId = await chatUser(gh, req, reply);
-    if (!userId) return reply;
+    const who = await chatUser(gh, req, reply);
+    if (!who) return reply;
     try {
-      const found = await files.forPerson(userId, (req.params as { file_id: string }).file_id);
+      const found = await files.forPerson(who.userId, (req.params as { file_id: string }).file_id);
       if (!found) throw notFound('no such file in your chats');
       const { file, body } = found;
       return reply.type(file.mimeType ?? 'application/octet-stream').header('content-length', file.size)

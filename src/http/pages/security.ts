@@ -1,5 +1,6 @@
 import type { Passkey } from '../../core/mfa/ports.js';
 import { html, layout, raw, type Raw } from './html.js';
+import { chatLinkSection } from './chat-link.js';
 import { PASSKEY_SCRIPT_PATH, passkeyLink, passkeySection } from './passkeys.js';
 
 export interface SecurityView {
@@ -83,6 +84,7 @@ ${v.totp === 'on' || v.passkeys.length ? html`<form method="post" action="/accou
 </form>` : ''}
 ${passkeySection(v.passkeys, v.csrf)}
 ${chatSection(v)}
+${chatLinkSection(v.csrf)}
 <p class="links"><a href="/account">Your account</a></p>`).replace('</head>', `<script src="${PASSKEY_SCRIPT_PATH}" defer></script>\n</head>`);
 }
 

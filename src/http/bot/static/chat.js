@@ -9,6 +9,7 @@
   const store = window.sessionStorage;
   const TOKEN = 'gh_chat_token';
   const PKCE = 'gh_chat_pkce';
+  const START = 'gh_chat_start';
   let token = store.getItem(TOKEN);
   let active = null;
   let lastId = 0;
@@ -336,6 +337,19 @@
     }
   }
 
+  /**
+   * `#chat=<bot>&start=<code>` (the link /account/security shows): kept across
+   * the sign-in redirect, then that chat opens with `/start <code>` typed in.
+   */
+  function keepStart() {
+    const h = new URLSearchParams(window.location.hash.slice(1));
+    const bot = h.get('chat');
+    const code = h.get('start');
+    if (!bot || !code || !/^[A-Za-z0-9_]{1,64}$/.test(bot) || !/^[A-Za-z0-9_-]{1,64}$/.test(code)) return;
+    store.setItem(START, JSON.stringify({ bot, start: code }));
+    window.history.replaceState(null, '', window.location.pathname + window.location.search);
+  }
+
   async function start() {
     $('signin').addEventListener('click', () => signIn().catch((e) => showError(e.message)));
     $('signout').addEventListener('click', signedOut);
@@ -356,6 +370,7 @@
       if (name) openChat(name);
       $('new-chat-name').value = '';
     });
+    keepStart();
     await finishSignIn();
     if (!token) return signedOut();
     $('welcome').hidden = true;
@@ -363,7 +378,11 @@
     $('signout').hidden = false;
     try {
       await loadChats();
-      openChat('BotFather');
+      const pending = JSON.parse(store.getItem(START) || 'null');
+      store.removeItem(START);
+      openChat(pending ? pending.bot : 'BotFather');
+      // Like Telegram's start links: the message is ready, the person sends it.
+      if (pending) $('text').value = `/start ${pending.start}`;
     } catch (e) {
       if (token) showError(e.message);
     }
