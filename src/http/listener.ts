@@ -27,10 +27,22 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-/** Until the app is attached (start-up): not yet, try again in a second. */
-function starting(_req: IncomingMessage, res: ServerResponse): void {
+/**
+ * Until the app is attached (start-up, which waits for an unreachable
+ * database: src/store/startup.ts): not yet, try again in a second. Except
+ * liveness: the process is alive, so GET /healthz answers 200 as the README
+ * promises (a liveness probe must not restart a process that waits for its
+ * database); /readyz says `starting` with 503.
+ */
+function starting(req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? '').split('?', 1)[0];
+  if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : JSON.stringify({ status: 'ok' }));
+    return;
+  }
   res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
-  res.end(JSON.stringify({ error: 'temporarily_unavailable', error_description: 'starting' }));
+  res.end(JSON.stringify(path === '/readyz' ? { status: 'starting' } : { error: 'temporarily_unavailable', error_description: 'starting' }));
 }
 
 /** Binds `host:port` (HTTPS with `tls`); port 0 picks a free one. */
