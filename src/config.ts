@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { loadProviders, type Provider } from './core/federation/providers.js';
-import { readSettings, type Registration, type Role, type Source, type TokenVerification } from './settings.js';
+import { readSettings, type MailTransportSetting, type Registration, type Role, type Source, type TokenVerification } from './settings.js';
 
 /**
  * Settings: flags, then environment variables, then these defaults
@@ -85,6 +85,10 @@ export interface Config {
   readonly notifyBotApiUrl: string | undefined;
   /** Seconds a webhook receiver (or the Bot API) gets to answer before the attempt counts as failed. */
   readonly webhookTimeout: number;
+  /** Where e-mail goes (GATEHOUSE_SMTP_URL); undefined: nothing is e-mailed (src/core/mail). Holds the SMTP password: never log it. */
+  readonly smtp: MailTransportSetting | undefined;
+  /** The From of every e-mail (GATEHOUSE_MAIL_FROM; default `Gatehouse <no-reply@HOST>`, HOST that of the auth URL). */
+  readonly mailFrom: string;
   /** Folder of the files bots send; undefined: `files` in the data folder (src/store/bot/files-disk.ts). */
   readonly filesDir: string | undefined;
   /** Base64 of the 32-byte key stored secrets are encrypted under; unset: a key file in the data folder (src/store/secrets/key-file.ts). */
@@ -201,6 +205,8 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     notifyBotToken: v.GATEHOUSE_NOTIFY_BOT_TOKEN,
     notifyBotApiUrl: v.GATEHOUSE_NOTIFY_BOT_API_URL,
     webhookTimeout: v.GATEHOUSE_WEBHOOK_TIMEOUT,
+    smtp: v.GATEHOUSE_SMTP_URL,
+    mailFrom: v.GATEHOUSE_MAIL_FROM ?? `Gatehouse <no-reply@${new URL(v.GATEHOUSE_AUTH_URL ?? base(scheme, v.GATEHOUSE_AUTH_PORT)).hostname}>`,
     filesDir: v.GATEHOUSE_FILES_DIR,
     secretKey: v.GATEHOUSE_SECRET_KEY,
   });

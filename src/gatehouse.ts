@@ -57,6 +57,7 @@ import type { SqlStorage } from './store/index.js';
 import type { Redis } from 'ioredis';
 import type { ConsoleStore } from './core/console/ports.js';
 import { outboundClients, type OutboundClient } from './infra/outbound/client.js';
+import { Mailer } from './core/mail/mailer.js';
 import { openStorageWhenReachable, type StoreLog } from './store/startup.js';
 
 /** Everything one Gatehouse process runs on, wired once (the composition root). */
@@ -110,6 +111,8 @@ export interface Gatehouse {
   device: DeviceFlow;
   /** OpenID Connect CIBA (src/core/oauth/ciba.ts). */
   ciba: Ciba;
+  /** E-mail (src/core/mail): `mailer.enqueue(tx, …)` in the transaction of the change; `mailer.enabled` says whether anything is sent. */
+  mailer: Mailer;
   close(): Promise<void>;
 }
 
@@ -231,6 +234,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     mfa,
     device,
     ciba,
+    mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }),
     close: async () => {
       outbound.registered.close();
       outbound.configured.close();

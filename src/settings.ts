@@ -61,6 +61,39 @@ function httpUrl(name: string) {
   return z.url({ protocol: /^https?$/, error: refused(name, 'must be an http(s) URL') }).transform((u) => u.replace(/\/+$/, ''));
 }
 
+/** Where e-mail goes (GATEHOUSE_SMTP_URL): an SMTP server, or the server log (`log:`, for development). */
+export type MailTransportSetting =
+  | { readonly kind: 'log' }
+  | { readonly kind: 'smtp'; readonly secure: boolean; readonly host: string; readonly port: number; readonly user: string | undefined; readonly pass: string | undefined };
+
+/** `smtp://[user:pass@]host:port`, `smtps://…` or `log:`. A refused value is not repeated: it may hold the password. */
+function smtpUrl(name: string) {
+  const expected = `${name} must be smtp://[user:pass@]host:port, smtps://[user:pass@]host:port or log:`;
+  return z.string().transform((raw, ctx): MailTransportSetting => {
+    if (raw === 'log:') return { kind: 'log' };
+    let u: URL | undefined;
+    try {
+      u = new URL(raw);
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') || !u.hostname || (u.pathname !== '' && u.pathname !== '/') || u.search || u.hash) {
+      ctx.addIssue({ code: 'custom', message: expected });
+      return z.NEVER;
+    }
+    const secure = u.protocol === 'smtps:';
+    return {
+      kind: 'smtp', secure, host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : secure ? 465 : 587,
+      user: u.username ? decodeURIComponent(u.username) : undefined, pass: u.password ? decodeURIComponent(u.password) : undefined,
+    };
+  });
+}
+
+/** A From header: `address` or `Name <address>`, on one line. */
+function mailFrom(name: string) {
+  return z.string().regex(/^(?:[^<>@\r\n\u0000-\u001f\u007f]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/, { error: refused(name, 'must be an address or Name <address>') });
+}
+
 function oneOf<const V extends readonly [string, ...string[]]>(name: string, values: V) {
   return z.enum(values, { error: refused(name, `must be one of ${values.join(', ')}`) });
 }
@@ -189,6 +222,11 @@ const DECLARED = {
     schema: text,
   }),
   GATEHOUSE_WEBHOOK_TIMEOUT: setting({ default: 15, description: 'seconds a webhook receiver (or the Bot API) gets to answer before the attempt counts as failed', schema: (name) => integer(name, 1, 300) }),
+  GATEHOUSE_SMTP_URL: optional({
+    description: 'where e-mail goes: `smtp://[user:pass@]host:port` (STARTTLS when the server offers it), `smtps://…` (TLS from the start), or `log:` (each message, links included, written to the server log: for development only). Sent from the outbox by the `worker` role, retried while the server is down. Unset: nothing is e-mailed',
+    schema: smtpUrl,
+  }),
+  GATEHOUSE_MAIL_FROM: optional({ defaultText: 'Gatehouse <no-reply@HOST>', description: 'the From of every e-mail (`address` or `Name <address>`); HOST is the host of `GATEHOUSE_AUTH_URL`', schema: mailFrom }),
 };
 
 type Declared = typeof DECLARED;

@@ -3,6 +3,7 @@ import type {
 } from './model.js';
 import type { SignInStore } from './oidc/ports.js';
 import type { EventStore } from './notify/ports.js';
+import type { MailOutbox } from './mail/ports.js';
 
 /**
  * Storage ports, one per concern (fosite's split). Each adapter (SQLite,
@@ -187,6 +188,8 @@ export interface Stores {
   signIns: SignInStore;
   /** The outbox (src/core/notify/ports.ts): append events in the transaction of the change that causes them. */
   events: EventStore;
+  /** E-mail through the outbox (src/core/mail): queue a message in the transaction of the change that causes it, through `Mailer.enqueue`. */
+  mail: MailOutbox;
 }
 
 /** What a transaction offers besides its stores. */

@@ -7,6 +7,8 @@ import { DeliveryWorker, type WorkerOptions } from '../core/notify/worker.js';
 import type { Gatehouse } from '../gatehouse.js';
 import { webhookDeliverySeconds } from './metrics.js';
 import { inClientSpan } from './tracing.js';
+import { mailChannel } from '../core/mail/delivery.js';
+import { mailSender } from './mail-transport.js';
 
 /** Each attempt's duration and outcome, for the metrics (docs/operations.md, Metrics). */
 function timed(kind: 'webhook' | 'chat', transport: Transport): Transport {
@@ -46,12 +48,15 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, options: Partia
   const chat = token ? { apiUrl: config.notifyBotApiUrl ?? config.botApiUrl, token } : undefined;
   // The Bot API is the operator's; webhook URLs are registered ones (GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS).
   const chats = timed('chat', notifyTransport(gh.outbound.configured.request));
+  // E-mail (GATEHOUSE_SMTP_URL) rides the same deliveries; unset, its messages wait (none are queued then).
+  const sender = config.smtp && mailSender(config.smtp, config.webhookTimeout * 1000, logger);
   const worker = new DeliveryWorker({
     events: gh.storage.events,
     clock: gh.clock,
     webhooks: timed('webhook', notifyTransport(gh.outbound.registered.request)),
     chats,
     chat,
+    mail: sender && mailChannel({ outbox: gh.storage.mail, sender, from: config.mailFrom, site: gh.mailer.site }),
     log: logger,
     // Which process holds a lease, for an operator reading webhook_deliveries.
     owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
@@ -64,6 +69,8 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, options: Partia
     gh.storage.events.purge(gh.clock.now() - RETENTION_MS)
       .then((n) => n && logger.debug({ deleted: n }, 'purged old notification rows'))
       .catch((err) => logger.warn({ err }, 'notification purge failed'));
+    // What a delivered e-mail said (its links) is not kept.
+    gh.storage.mail.purge().catch((err) => logger.warn({ err }, 'e-mail purge failed'));
     // Finished and expired second steps (kept a day so a late press is told it expired) and WebAuthn challenges.
     gh.mfa.store.purge(gh.clock.now()).catch((err) => logger.warn({ err }, 'second-step purge failed'));
   }, 3600_000);
@@ -87,6 +94,7 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, options: Partia
       await sweeping;
       await linker?.stop();
       await worker.stop();
+      sender?.close();
     },
   };
 }

@@ -16,6 +16,7 @@ import { SqlEventStore } from './notify/events.js';
 import { NotifyShared } from './notify/shared.js';
 import { SqlLinkCodeStore } from './notify/link-codes.js';
 import type { LinkCodeStore } from '../core/notify/ports.js';
+import { SqlMailOutbox } from './mail/outbox.js';
 import { runTransaction, type TxScope } from './transaction.js';
 import { sqlBotStorage } from './bot/index.js';
 import { sqlFederationStorage } from './federation/index.js';
@@ -44,6 +45,7 @@ function storesOn(db: Kysely<DB>, notify: NotifyShared, secrets: SecretBox, scop
     rateLimits: new SqlRateLimitStore(db),
     signIns: new SqlSignInStore(db),
     events: new SqlEventStore(db, notify, scope),
+    mail: new SqlMailOutbox(db, notify, secrets, scope),
   };
 }
 

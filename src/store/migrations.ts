@@ -18,6 +18,7 @@ import { mfaMigration } from './mfa/migration.js';
 import { backchannelMigration } from './oauth/device-migration.js';
 import { sessionUseMigration } from './session-use-migration.js';
 import { notifyLinkCodesMigration } from './notify/link-code-migration.js';
+import { mailMigration } from './mail/migration.js';
 import { oidcClaimsMigration } from './oidc/claims-migration.js';
 
 /**
@@ -171,6 +172,7 @@ const migrations: Record<string, Migration> = {
   '0023_exchange_ciba': exchangeCibaMigration,
   '0026_oidc_claims': oidcClaimsMigration,
   '0024_notify_link_codes': notifyLinkCodesMigration,
+  '0027_mail': mailMigration,
 };
 
 class StaticProvider implements MigrationProvider {

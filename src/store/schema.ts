@@ -338,6 +338,19 @@ export interface DB {
   backchannel_requests: BackchannelRequestsTable;
 }
 
+/* E-mail through the outbox (migration 0027_mail); merged into DB above. */
+export interface MailMessagesTable {
+  /** The outbox row (`notify_events.id`) the message is delivered as. */
+  id: string;
+  /** JSON of the message (recipient, template, data), sealed: src/store/secrets/sealed.ts MAIL_MESSAGE. */
+  message: string;
+  created_at: number;
+}
+
+export interface DB {
+  mail_messages: MailMessagesTable;
+}
+
 /* One-time chat-link codes (migration 0024_notify_link_codes); merged into the tables above. */
 export interface NotifyLinkCodesTable {
   code_hash: string;

@@ -62,6 +62,9 @@ const SAMPLES: Record<SettingName, [string, (c: ReturnType<typeof loadConfig>) =
   GATEHOUSE_NOTIFY_BOT_TOKEN: ['1:abc', (c) => c.notifyBotToken, '1:abc'],
   GATEHOUSE_NOTIFY_BOT_API_URL: ['https://api.telegram.org/', (c) => c.notifyBotApiUrl, 'https://api.telegram.org'],
   GATEHOUSE_WEBHOOK_TIMEOUT: ['300', (c) => c.webhookTimeout, 300],
+  GATEHOUSE_SMTP_URL: ['smtps://mailer:p%40ss@smtp.example.test', (c) => c.smtp,
+    { kind: 'smtp', secure: true, host: 'smtp.example.test', port: 465, user: 'mailer', pass: 'p@ss' }],
+  GATEHOUSE_MAIL_FROM: ['Example <id@example.test>', (c) => c.mailFrom, 'Example <id@example.test>'],
   GATEHOUSE_FILES_DIR: ['/srv/gatehouse/files', (c) => c.filesDir, '/srv/gatehouse/files'],
 };
 
@@ -136,10 +139,31 @@ describe('settings: one table for loadConfig, the flags, --help and docs/deploym
       [{ GATEHOUSE_TLS_CERT: '/tmp/cert.pem' }, /GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY go together/],
       [{ GATEHOUSE_TOKEN_VERIFICATION: 'introspection' }, /needs GATEHOUSE_INTROSPECTION_CLIENT_ID and GATEHOUSE_INTROSPECTION_CLIENT_SECRET/],
       [{ GATEHOUSE_PROVIDERS: '{nope' }, /GATEHOUSE_PROVIDERS is not JSON/],
+      [{ GATEHOUSE_MAIL_FROM: 'Gatehouse <nobody>' }, /^GATEHOUSE_MAIL_FROM must be an address or Name <address>, got "Gatehouse <nobody>"$/],
+      [{ GATEHOUSE_MAIL_FROM: 'a@b.test\r\nBcc: c@d.test' }, /^GATEHOUSE_MAIL_FROM must be an address or Name <address>/],
     ];
     for (const [env, message] of bad) {
       assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && message.test((e as Error).message), JSON.stringify(env));
     }
+  });
+
+  it('GATEHOUSE_SMTP_URL: smtp, smtps or log:; a refusal never repeats the value (it may hold the password)', () => {
+    assert.deepEqual(loadConfig({ GATEHOUSE_SMTP_URL: 'log:' }).smtp, { kind: 'log' });
+    assert.deepEqual(loadConfig({ GATEHOUSE_SMTP_URL: 'smtp://127.0.0.1:2525' }).smtp,
+      { kind: 'smtp', secure: false, host: '127.0.0.1', port: 2525, user: undefined, pass: undefined });
+    assert.deepEqual(loadConfig({ GATEHOUSE_SMTP_URL: 'smtp://mx.example.test' }).smtp,
+      { kind: 'smtp', secure: false, host: 'mx.example.test', port: 587, user: undefined, pass: undefined }, 'port 587 by default, 465 for smtps');
+    assert.equal(loadConfig({}).smtp, undefined);
+    for (const raw of ['http://u:hunter2@mx.example.test:25', 'smtp://u:hunter2@mx.example.test:25/path', 'smtp://u:hunter2@mx.example.test:25?x=1', 'log', 'log:file', 'smtp://u:hunter2@', 'mx.example.test:25']) {
+      assert.throws(() => loadConfig({ GATEHOUSE_SMTP_URL: raw }), (e: unknown) => e instanceof ConfigError
+        && e.message === 'GATEHOUSE_SMTP_URL must be smtp://[user:pass@]host:port, smtps://[user:pass@]host:port or log:' && !e.message.includes('hunter2'), raw);
+    }
+  });
+
+  it('GATEHOUSE_MAIL_FROM defaults to Gatehouse <no-reply@HOST>, HOST that of GATEHOUSE_AUTH_URL', () => {
+    assert.equal(loadConfig({ GATEHOUSE_AUTH_URL: 'https://id.example.test/base' }).mailFrom, 'Gatehouse <no-reply@id.example.test>');
+    assert.equal(loadConfig({ GATEHOUSE_AUTH_PORT: '0' }).mailFrom, 'Gatehouse <no-reply@127.0.0.1>');
+    assert.equal(loadConfig({ GATEHOUSE_MAIL_FROM: 'id@example.test' }).mailFrom, 'id@example.test');
   });
 
   it('a bad flag value stops the command with the message on stderr', async () => {

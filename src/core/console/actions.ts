@@ -23,7 +23,8 @@ export type AdminAction =
   | 'client.create' | 'client.update' | 'client.rotate_secret' | 'client.delete'
   | 'user.lock' | 'user.unlock' | 'user.reset_sessions' | 'user.end_session' | 'user.remove_app'
   | 'keys.rotate'
-  | 'webhook.resend' | 'webhook.replay' | 'webhook.enable' | 'webhook.disable';
+  | 'webhook.resend' | 'webhook.replay' | 'webhook.enable' | 'webhook.disable'
+  | 'mail.resend' | 'mail.replay';
 
 export async function recordAdminAction(storage: Pick<Storage, 'events'>, clock: Clock, admin: Admin, action: AdminAction, target: { type: string; id: string }): Promise<void> {
   await recordEvent(storage, 'admin.action', {

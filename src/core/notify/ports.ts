@@ -41,7 +41,8 @@ export interface EventStore {
   deliveries: DeliveryStore;
 }
 
-export type EndpointKind = 'webhook' | 'chat';
+/** `email`: the one built-in endpoint e-mail is delivered through (src/core/mail/ports.ts); never listed with the others. */
+export type EndpointKind = 'webhook' | 'chat' | 'email';
 
 /** Where notifications go: a webhook URL, or a chat reached through a Bot API. */
 export interface Endpoint {

@@ -9,6 +9,7 @@ import { parseRetryAfter } from '../outbound.js';
 import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
 import { signedHeaders } from './signing.js';
 import type { HttpAnswer, Transport } from './transport.js';
+import { judgeMail, type MailChannel } from '../mail/delivery.js';
 
 export interface WorkerOptions {
   /** Deliveries in flight at once. */
@@ -29,11 +30,15 @@ export interface WorkerDeps {
   /** Bot API requests, to a base URL the operator configured. */
   chats: Transport;
   chat: ChatChannelConfig | undefined;
+  /** E-mail (GATEHOUSE_SMTP_URL): deliveries to the built-in e-mail endpoint wait while unset. */
+  mail?: MailChannel | undefined;
   random?: () => number;
   /** Names this worker in the leases it holds (unique per worker; a random id by default). */
   owner?: string;
   log?: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
 }
+
+const NO_MAIL: HttpAnswer = { status: null, retryAfter: undefined, excerpt: '', error: 'e-mail is not configured (GATEHOUSE_SMTP_URL)' };
 
 /** Claims under way at once. */
 const MAX_CLAIMS = 2;
@@ -280,6 +285,7 @@ export class DeliveryWorker {
 
   private async send(c: ClaimedDelivery, now: number): Promise<HttpAnswer> {
     const { endpoint, event } = c;
+    if (endpoint.kind === 'email') return this.deps.mail ? this.deps.mail.send(event.id) : NO_MAIL;
     if (endpoint.kind === 'chat') {
       if (!this.deps.chat) return { status: null, retryAfter: undefined, excerpt: '', error: 'chat notifications are not configured (GATEHOUSE_NOTIFY_BOT_TOKEN)' };
       // A person's own chat gets the alert's one-tap buttons (src/core/notify/one-tap.ts).
@@ -314,6 +320,7 @@ export class DeliveryWorker {
 
   /** Success, retry, dead letter, or disable the endpoint (Standard Webhooks' status semantics). */
   judge(c: ClaimedDelivery, a: HttpAnswer, now: number, durationMs: number): AttemptOutcome {
+    if (c.endpoint.kind === 'email') return judgeMail(c, a, now, durationMs, this.random);
     const { endpoint, delivery } = c;
     const number = delivery.attempts + 1;
     let ok: boolean;

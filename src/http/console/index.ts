@@ -10,6 +10,7 @@ import { consoleStylesheet } from './layout.js';
 import { userPages } from './users.js';
 import { userDetailPages } from './user-detail.js';
 import { webhookPages } from './webhooks.js';
+import { mailPages } from './mail.js';
 
 /**
  * Pages beside the sign-in pages: the walkthrough's landing page, and the
@@ -30,5 +31,6 @@ export async function consolePages(app: FastifyInstance, gh: Gatehouse): Promise
     await userDetailPages(pages, gh);
     await keyPages(pages, gh);
     await webhookPages(pages, gh);
+    await mailPages(pages, gh);
   });
 }

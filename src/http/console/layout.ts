@@ -6,7 +6,7 @@ import { documentHead, html, LOGO, raw, type Raw } from '../pages/html.js';
  * CSP (default-src 'none') holds as it does for the sign-in pages.
  */
 export const SECTIONS = [
-  ['clients', 'Clients'], ['users', 'Users'], ['keys', 'Signing keys'], ['bots', 'Bots'], ['webhooks', 'Webhooks'],
+  ['clients', 'Clients'], ['users', 'Users'], ['keys', 'Signing keys'], ['bots', 'Bots'], ['webhooks', 'Webhooks'], ['mail', 'E-mail'],
 ] as const;
 export type Section = (typeof SECTIONS)[number][0] | 'home' | 'demo';
 

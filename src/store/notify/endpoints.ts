@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Endpoint, EndpointPatch, EndpointStore } from '../../core/notify/ports.js';
+import { MAIL_ENDPOINT_ID } from '../../core/mail/ports.js';
 import { flag, joinWords } from '../codec.js';
 import type { DB, WebhookEndpointsTable } from '../schema.js';
 import { ENDPOINT_PREVIOUS_SECRET, ENDPOINT_SECRET } from '../secrets/sealed.js';
@@ -7,6 +8,7 @@ import { toEndpoint } from './codec.js';
 import { within, type TxScope } from '../transaction.js';
 import type { NotifyShared } from './shared.js';
 
+/** The built-in e-mail endpoint (migration 0027_mail) is no webhook: no listing, change or deletion reaches it. */
 export class SqlEndpointStore implements EndpointStore {
   constructor(private readonly db: Kysely<DB>, private readonly shared: NotifyShared, private readonly scope?: TxScope) {}
 
@@ -36,12 +38,12 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async get(id: string): Promise<Endpoint | undefined> {
-    const r = await this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+    const r = await this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('kind', '!=', 'email').executeTakeFirst();
     return r && toEndpoint(r, this.shared.secrets);
   }
 
   async list(q: { userId?: string } = {}): Promise<Endpoint[]> {
-    let query = this.db.selectFrom('webhook_endpoints').selectAll();
+    let query = this.db.selectFrom('webhook_endpoints').selectAll().where('kind', '!=', 'email');
     if (q.userId !== undefined) query = query.where('user_id', '=', q.userId);
     return (await query.orderBy('created_at').orderBy('id').execute()).map((r) => toEndpoint(r, this.shared.secrets));
   }
@@ -58,7 +60,7 @@ export class SqlEndpointStore implements EndpointStore {
       if (p.disabledAt !== undefined) set.disabled_at = p.disabledAt;
       if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
       if (p.failingSince !== undefined) set.failing_since = p.failingSince;
-      const r = await trx.updateTable('webhook_endpoints').set(set).where('id', '=', id).executeTakeFirst();
+      const r = await trx.updateTable('webhook_endpoints').set(set).where('id', '=', id).where('kind', '!=', 'email').executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) return false;
       if (p.eventTypes !== undefined) {
         await trx.deleteFrom('webhook_subscriptions').where('endpoint_id', '=', id).execute();
@@ -70,6 +72,7 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    if (id === MAIL_ENDPOINT_ID) return false;
     return within(this.db, this.scope, async (trx, scope) => {
       await trx.deleteFrom('webhook_attempts').where('endpoint_id', '=', id).execute();
       await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();

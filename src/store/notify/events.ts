@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { NotifyEvent } from '../../core/notify/events.js';
 import type { DeliveryStore, EndpointStore, EventStore } from '../../core/notify/ports.js';
+import { MAIL_EVENT_TYPE } from '../../core/mail/ports.js';
 import type { DB } from '../schema.js';
 import { toEvent } from './codec.js';
 import { appendEvents } from './events-append.js';
@@ -51,7 +52,8 @@ export class SqlEventStore implements EventStore {
   async list(q: { type?: string; since?: number; limit: number }): Promise<NotifyEvent[]> {
     await this.shared.settle(this.db, this.scope, true);
     let query = this.db.selectFrom('notify_events').selectAll();
-    if (q.type) query = query.where('type', '=', q.type);
+    // E-mails are outbox rows too, but no event: the console's mail page lists them (src/core/mail/ports.ts).
+    query = q.type ? query.where('type', '=', q.type) : query.where('type', '!=', MAIL_EVENT_TYPE);
     if (q.since !== undefined) query = query.where('created_at', '>=', q.since);
     const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(q.limit).execute();
     return rows.map(toEvent);

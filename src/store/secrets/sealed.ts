@@ -22,8 +22,11 @@ export const CLIENT_JWT_SECRET = sealed('clients', 'id', 'jwt_secret');
 /** An authenticator app's TOTP secret (migration 0015_mfa): the server computes the codes from it. */
 export const MFA_TOTP_SECRET = sealed('mfa_totp', 'user_id', 'secret');
 
+/** A queued e-mail (migration 0027_mail): its links carry single-use tokens until it is delivered. */
+export const MAIL_MESSAGE = sealed('mail_messages', 'id', 'message');
+
 /** Every sealed column: what start-up checks and `gatehouse secret-key rotate` re-encrypts. */
-export const SEALED_COLUMNS: readonly SealedColumn[] = [ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET, BOT_WEBHOOK_SECRET, SIGNING_KEY, CLIENT_JWT_SECRET, MFA_TOTP_SECRET];
+export const SEALED_COLUMNS: readonly SealedColumn[] = [ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET, BOT_WEBHOOK_SECRET, SIGNING_KEY, CLIENT_JWT_SECRET, MFA_TOTP_SECRET, MAIL_MESSAGE];
 
 const CHECK_ID = 'current';
 const CHECK_AAD = 'secret_key_check.sealed:current';
