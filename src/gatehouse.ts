@@ -48,6 +48,7 @@ import { ChatLinkCodes } from './core/notify/link-code.js';
 import { LinkTargets } from './core/notify/link-target.js';
 import { notifyTransport } from './core/notify/transport.js';
 import { createMfa, type Mfa } from './core/mfa/index.js';
+import { Reauthentication } from './core/reauth.js';
 import type { DeviceFlow } from './core/oauth/device.js';
 import type { Ciba } from './core/oauth/ciba.js';
 import { createBackchannel } from './core/oauth/device-wiring.js';
@@ -107,6 +108,8 @@ export interface Gatehouse {
   linkTargets: LinkTargets;
   /** Second factors, the second step of sign-in and approval in chat (src/core/mfa). */
   mfa: Mfa;
+  /** Sudo mode: sensitive changes need a recent password or second factor (src/core/reauth.ts). */
+  reauth: Reauthentication;
   /** Device authorization (RFC 8628, src/core/oauth/device.ts). */
   device: DeviceFlow;
   /** OpenID Connect CIBA (src/core/oauth/ciba.ts). */
@@ -232,6 +235,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     }),
     linkTargets: new LinkTargets({ notifyBot: notifyIdentity, people: sql.bot.people }),
     mfa,
+    reauth: new Reauthentication({ sessions, factors: mfa.factors, clock, windowMs: config.reauthWindow * 1000 }),
     device,
     ciba,
     mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }),

@@ -180,4 +180,10 @@ export interface Session {
   ip?: string | null;
   /** When a request last came with the session; written at most once a minute (SessionManager.resolve). */
   lastUsedAt?: number | null;
+  /**
+   * When the person last gave the password or a second factor to this
+   * session after signing in (sudo mode, src/core/reauth.ts); absent: only
+   * at sign-in (`authTime`).
+   */
+  verifiedAt?: number;
 }

@@ -149,6 +149,8 @@ export interface SessionStore {
    * of the same minute write once. Returns whether it wrote.
    */
   touch(idHash: string, use: { at: number; ip: string | null }, notBefore: number): Promise<boolean>;
+  /** Records that the person proved it again at `at` (sudo mode); false when the session is gone. Never moves it back. */
+  markVerified(idHash: string, at: number): Promise<boolean>;
 }
 
 /** A fixed-window counter: events counted in the window, and when the window ends (ms). */

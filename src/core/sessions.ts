@@ -51,9 +51,25 @@ export class SessionManager {
     return session;
   }
 
+  /** The person gave the password or a second factor to this session just now (sudo mode, src/core/reauth.ts). */
+  async markVerified(session: Session): Promise<boolean> {
+    return this.store.markVerified(session.idHash, this.clock.now());
+  }
+
   async destroy(id: string | undefined): Promise<void> {
     if (id) await this.store.delete(sha256(id));
   }
+}
+
+/**
+ * Whether the session's person gave the password or a second factor (at
+ * sign-in, or again since) less than `windowMs` ago: "sudo mode" for
+ * sensitive changes (src/core/reauth.ts).
+ */
+export function recentlyVerified(session: Session, now: number, windowMs: number): boolean {
+  const at = Math.max(session.verifiedAt ?? 0, session.authTime);
+  // A time ahead of `now` (another process's clock) counts as now, but not one a whole window ahead.
+  return now - at < windowMs && at - now < windowMs;
 }
 
 /**

@@ -17,6 +17,7 @@ import { exchangeCibaMigration } from './oauth/exchange-ciba-migration.js';
 import { mfaMigration } from './mfa/migration.js';
 import { backchannelMigration } from './oauth/device-migration.js';
 import { sessionUseMigration } from './session-use-migration.js';
+import { reauthMigration } from './reauth-migration.js';
 import { notifyLinkCodesMigration } from './notify/link-code-migration.js';
 import { mailMigration } from './mail/migration.js';
 import { oidcClaimsMigration } from './oidc/claims-migration.js';
@@ -170,6 +171,7 @@ const migrations: Record<string, Migration> = {
   '0019_notify_batches_lz4': notifyBatchesLz4Migration,
   '0020_bot_callback_answered': botCallbackAnsweredMigration,
   '0023_exchange_ciba': exchangeCibaMigration,
+  '0021_reauth': reauthMigration,
   '0026_oidc_claims': oidcClaimsMigration,
   '0024_notify_link_codes': notifyLinkCodesMigration,
   '0027_mail': mailMigration,

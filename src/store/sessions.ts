@@ -8,6 +8,8 @@ declare module './schema.js' {
   interface SessionsTable {
     ip: string | null;
     last_used_at: number | null;
+    /** Migration 0021_reauth. */
+    verified_at: number | null;
   }
 }
 
@@ -18,6 +20,7 @@ const toSession = (r: SessionsTable): Session => ({
   ...(r.user_agent !== null ? { userAgent: r.user_agent } : {}),
   ...(r.ip !== null ? { ip: r.ip } : {}),
   ...(r.last_used_at !== null ? { lastUsedAt: Number(r.last_used_at) } : {}),
+  ...(r.verified_at !== null && r.verified_at !== undefined ? { verifiedAt: Number(r.verified_at) } : {}),
 });
 
 export class SqlSessionStore implements SessionStore {
@@ -27,6 +30,7 @@ export class SqlSessionStore implements SessionStore {
     await this.db.insertInto('sessions').values({
       id_hash: s.idHash, user_id: s.userId, auth_time: s.authTime, created_at: s.createdAt, expires_at: s.expiresAt,
       sid: s.sid ?? null, user_agent: s.userAgent ?? null, ip: s.ip ?? null, last_used_at: s.lastUsedAt ?? null,
+      verified_at: s.verifiedAt ?? null,
     }).execute();
   }
 
@@ -48,6 +52,16 @@ export class SqlSessionStore implements SessionStore {
   async deleteForUser(userId: string): Promise<number> {
     const r = await this.db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
     return Number(r.numDeletedRows);
+  }
+
+  async markVerified(idHash: string, at: number): Promise<boolean> {
+    // Only forward: a slower request proving earlier does not shorten the window.
+    const r = await this.db.updateTable('sessions').set({ verified_at: at })
+      .where('id_hash', '=', idHash)
+      .where((w) => w.or([w('verified_at', 'is', null), w('verified_at', '<', at)]))
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) > 0) return true;
+    return (await this.db.selectFrom('sessions').select('id_hash').where('id_hash', '=', idHash).executeTakeFirst()) !== undefined;
   }
 
   async touch(idHash: string, use: { at: number; ip: string | null }, notBefore: number): Promise<boolean> {

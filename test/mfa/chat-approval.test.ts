@@ -15,7 +15,7 @@ import { databaseKinds, dropDatabase, freshDatabaseUrl } from '../helpers/db.js'
 import { chatPagePerson } from '../helpers/chat-page-token.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ChatApi } from '../bot/support.js';
-import { enrolTotp, formFor, passwordStep } from './support.js';
+import { enrolTotp, formFor, passwordStep, turnOnChatApproval } from './support.js';
 
 const BOT = 'gatehouse_notify_bot';
 type Buttons = Message.TextMessage & { reply_markup?: { inline_keyboard: { text: string; callback_data: string }[][] } };
@@ -60,8 +60,8 @@ for (const { kind, skip } of await databaseKinds()) {
       await enrolTotp(browser);
       const page = await (await browser.get('/account/security')).text();
       assert.match(page, /Approve sign-ins in chat/);
-      assert.equal((await browser.post('/account/security/chat-approval', { ...formFor(page, '/account/security/chat-approval'), enabled: 'on' })).status, 303);
-      assert.match(await (await browser.get('/account/security')).text(), /Approval in chat: <strong>on/);
+      // On only once "Turn on" is tapped in the linked chat (issue 24).
+      await turnOnChatApproval(browser, chat, BOT);
       const user = await server.gh.storage.users.findByUsername('alice');
       alice = { chat, browser, password, id: user!.id };
       const bobPerson = await chatPagePerson(server, 'bob');

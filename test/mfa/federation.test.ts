@@ -5,7 +5,7 @@ import { Agent, parseForm } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
 import { BOT, linkedPerson, type LinkedPerson } from '../device/support.js';
 import { signInThroughProvider, startFederated, type Federated } from '../federation/support.js';
-import { enrolTotp, formFor, stepNow, totpCode } from './support.js';
+import { enrolTotp, formFor, stepNow, totpCode, turnOnChatApproval } from './support.js';
 
 
 /**
@@ -66,8 +66,7 @@ for (const { kind, skip } of await databaseKinds()) {
     });
 
     it('with approval in chat: the number is shown and the right press in her chat completes the sign-in', async () => {
-      const page = await (await erin.browser.get('/account/security')).text();
-      assert.equal((await erin.browser.post('/account/security/chat-approval', { ...formFor(page, '/account/security/chat-approval'), enabled: 'on' })).status, 303);
+      await turnOnChatApproval(erin.browser, erin.chat, BOT);
       const last = (await erin.chat.messages(BOT)).at(-1)?.message_id ?? 0;
       const rpAgent = new Agent(f.rp.url);
       const back = await signInThroughProvider(f, rpAgent, providerAgent(), upstream, '/after');

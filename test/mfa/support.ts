@@ -61,3 +61,39 @@ export async function passwordStep(base: string, username: string, password: str
   assert.equal(page.status, 200);
   return { agent, page: await page.text() };
 }
+
+type Keyboard = { reply_markup?: { inline_keyboard: { text: string; callback_data: string }[][] } };
+/** The chat side the tests drive (test/bot/support.ts ChatApi). */
+interface ChatSide {
+  messages(bot: string, after?: number, timeout?: number): Promise<{ message_id: number; text: string }[]>;
+  replies(bot: string, after: number, count?: number): Promise<{ message_id: number; text: string }[]>;
+  press(bot: string, messageId: unknown, data: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+}
+
+/**
+ * Asks to turn approval in chat on (the security page's form) and returns the
+ * confirmation the linked chat got, with its buttons' data; it is on only
+ * once "Turn on" is tapped there (issue 24).
+ */
+export async function askChatApproval(browser: Agent, chat: ChatSide, bot: string): Promise<{ messageId: number; text: string; turnOn: string; cancel: string }> {
+  const last = (await chat.messages(bot)).at(-1)?.message_id ?? 0;
+  const page = await (await browser.get('/account/security')).text();
+  const res = await browser.post('/account/security/chat-approval', { ...formFor(page, '/account/security/chat-approval'), enabled: 'on' });
+  assert.equal(res.status, 303, await res.text());
+  assert.equal(res.headers.get('location'), '/account/security?done=chat-asked');
+  const asks = await chat.replies(bot, last, 1);
+  const msg = asks.find((m) => /Turn on sign-in approval in chat/.test(m.text)) as ({ message_id: number; text: string } & Keyboard) | undefined;
+  assert.ok(msg, asks.map((m) => m.text).join('\n'));
+  const buttons = msg.reply_markup!.inline_keyboard.flat();
+  assert.deepEqual(buttons.map((b) => b.text), ['Turn on', 'Cancel']);
+  return { messageId: msg.message_id, text: msg.text, turnOn: buttons[0]!.callback_data, cancel: buttons[1]!.callback_data };
+}
+
+/** Turns approval in chat on: the form, then "Turn on" tapped in the linked chat. */
+export async function turnOnChatApproval(browser: Agent, chat: ChatSide, bot: string): Promise<void> {
+  const ask = await askChatApproval(browser, chat, bot);
+  const pressed = await chat.press(bot, ask.messageId, ask.turnOn);
+  assert.equal(pressed.status, 200);
+  assert.match(String((pressed.body.result as { text?: string }).text), /is on/);
+  assert.match(await (await browser.get('/account/security')).text(), /Approval in chat: <strong>on/);
+}

@@ -18,6 +18,8 @@ export interface FactorDeps {
   limits: RateLimitStore;
   /** Names the account in authenticator apps. */
   issuerName: string;
+  /** Whether the person has an enabled linked chat the notification bot can write to (ChatApproval.linkedChat). */
+  chatLinked?: (userId: string) => Promise<boolean>;
 }
 
 export type CodeCheck = { ok: true; kind: 'totp' | 'recovery' } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfterSeconds: number };
@@ -48,11 +50,26 @@ export class SecondFactors {
     return recordEvent({ events: this.deps.events }, type, data, this.deps.clock.now());
   }
 
-  /** A confirmed authenticator app or a passkey: the password alone no longer signs in. */
+  /**
+   * A confirmed authenticator app, a passkey, or approval in chat: the
+   * password alone (or a third-party sign-in) no longer signs in. Approval in
+   * chat counts only while the person has an enabled linked chat: once the
+   * link is gone (/stop, the endpoint disabled, no notification bot) nobody
+   * could tap, so it would lock the person out; the password alone then signs
+   * in again (docs/security.md, The chat channel).
+   */
   async required(userId: string): Promise<boolean> {
-    const totp = await this.deps.store.getTotp(userId);
-    if (totp?.confirmedAt) return true;
-    return (await this.deps.store.listPasskeys(userId)).length > 0;
+    const { store } = this.deps;
+    const [totp, passkeys, chat] = await Promise.all([store.getTotp(userId), store.listPasskeys(userId), store.chatApproval(userId)]);
+    if (totp?.confirmedAt || passkeys.length > 0) return true;
+    return chat && this.deps.chatLinked !== undefined && (await this.deps.chatLinked(userId));
+  }
+
+  /** An authenticator app or a passkey: what recovery codes stand in for (approval in chat needs none: it turns itself off with its link). */
+  async hasCodeFactor(userId: string): Promise<boolean> {
+    const { store } = this.deps;
+    const [totp, passkeys] = await Promise.all([store.getTotp(userId), store.listPasskeys(userId)]);
+    return Boolean(totp?.confirmedAt) || passkeys.length > 0;
   }
 
   async overview(userId: string): Promise<SecurityOverview> {
@@ -166,9 +183,14 @@ export class SecondFactors {
     return true;
   }
 
+  /**
+   * Turns approval in chat off (and ends a request to turn it on). It is
+   * turned on only by a tap in the linked chat (src/core/mfa/approval-setup.ts);
+   * `on` here is for the operator's tools.
+   */
   async setChatApproval(userId: string, on: boolean): Promise<void> {
-    if ((await this.deps.store.chatApproval(userId)) === on) return;
+    const was = await this.deps.store.chatApproval(userId);
     await this.deps.store.setChatApproval(userId, on);
-    await this.record(on ? 'mfa.enrolled' : 'mfa.removed', { user_id: userId, factor: 'chat_approval' });
+    if (was !== on) await this.record(on ? 'mfa.enrolled' : 'mfa.removed', { user_id: userId, factor: 'chat_approval' });
   }
 }

@@ -51,6 +51,13 @@ export interface PendingLogin {
   } | null;
 }
 
+/** A request to turn approval in chat on, confirmed by a tap in the chat it was sent to (src/core/mfa/approval-setup.ts). */
+export interface ChatApprovalRequest {
+  id: string;
+  chatId: string;
+  expiresAt: number;
+}
+
 export interface MfaStore {
   getTotp(userId: string): Promise<TotpFactor | undefined>;
   /** Replaces any unconfirmed secret (a confirmed one is kept: returns false). */
@@ -78,7 +85,16 @@ export interface MfaStore {
   deletePasskey(userId: string, id: string): Promise<boolean>;
 
   chatApproval(userId: string): Promise<boolean>;
+  /** Off, or on by `confirmChatApproval` only (turning it on waits for a tap in the linked chat); either way any open request ends. */
   setChatApproval(userId: string, on: boolean): Promise<void>;
+  /** Opens the request to turn approval in chat on (replacing an older one of the person): its id, the chat asked, its expiry. */
+  requestChatApproval(userId: string, r: ChatApprovalRequest): Promise<void>;
+  /** The open request with this id, expired or not. */
+  chatApprovalRequest(id: string): Promise<(ChatApprovalRequest & { userId: string }) | undefined>;
+  /** The tap: turns approval on and ends the request, if it is still open and unexpired; true for exactly one caller. */
+  confirmChatApproval(id: string, now: number): Promise<boolean>;
+  /** Ends the request without turning anything on ("Cancel"); true when it was open. */
+  dropChatApprovalRequest(id: string): Promise<boolean>;
 
   /** Short-lived WebAuthn challenges, by the hash of a browser cookie. */
   putChallenge(idHash: string, c: { userId: string | null; challenge: string; expiresAt: number }): Promise<void>;
@@ -114,7 +130,7 @@ export interface MfaStore {
  * them must not leave a decision without its event.
  */
 export interface ApprovalStores {
-  mfa: Pick<MfaStore, 'decideApproval' | 'expireApproval'>;
+  mfa: Pick<MfaStore, 'decideApproval' | 'expireApproval' | 'confirmChatApproval'>;
   events: Recorder;
   locks: { setLocked(userId: string, at: number | null): Promise<boolean> };
 }

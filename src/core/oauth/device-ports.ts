@@ -48,13 +48,6 @@ export type PollOutcome =
 export interface BackchannelStore {
   /** False when the user code is taken by a live request (the caller draws another). */
   create(r: BackchannelRequest): Promise<boolean>;
-  /**
-   * Stores a CIBA request unless `max` CIBA requests of the same `userId`
-   * (any client) are still pending: undecided, unexpired, unused. Atomic
-   * across processes (one statement; on PostgreSQL under a per-person lock),
-   * so of requests racing for the last place exactly one gets it. False: full.
-   */
-  createLimited(r: BackchannelRequest, max: number): Promise<boolean>;
   get(id: string): Promise<BackchannelRequest | undefined>;
   byUserCode(userCodeHash: string, now: number): Promise<BackchannelRequest | undefined>;
   /**

@@ -37,7 +37,7 @@ export function createBackchannel(w: BackchannelWiring): { device: DeviceFlow; c
     userCodes: new CredentialThrottle(w.storage.rateLimits, w.clock, USER_CODE_POLICY), chat,
   });
   const ciba = new Ciba({
-    store: w.store, clients: w.storage.clients, users: w.storage.users, storage: w.storage, rateLimits: w.storage.rateLimits, clock: w.clock, interval: w.interval, chat,
+    store: w.store, clients: w.storage.clients, users: w.storage.users, storage: w.storage, clock: w.clock, interval: w.interval, chat,
     http: w.http, secrets: w.secrets, isLocked: w.isLocked, ...(w.log ? { log: w.log } : {}),
   });
   w.tokenEndpoint.register(deviceCodeGrant(device));

@@ -9,6 +9,7 @@ import { linkConfirmPage, NOT_YOURS } from '../pages/chat-link.js';
 import { LinkTargets } from '../../core/notify/link-target.js';
 import { currentSession } from './session-cookie.js';
 import { formBody, paramsOf } from '../input.js';
+import { recentAuthentication } from './reauth.js';
 
 const PURPOSE = 'notify-link';
 
@@ -43,12 +44,14 @@ export async function notifyLinkRoutes(app: FastifyInstance, gh: Gatehouse): Pro
     return sendPage(reply, 200, linkConfirmPage({ username: current.user.username, target, action: LINK_PATH, csrf: csrfToken(current.id, PURPOSE), token }));
   });
 
-  app.post(LINK_PATH, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'token')) } }, async (req, reply) => {
+  app.post(LINK_PATH, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'token', 'password', 'code')) } }, async (req, reply) => {
     if (!isForm(req)) return sendErrorPage(reply, 400, 'Bad request', 'the confirmation must be sent as a form');
     const body = (req.body ?? {}) as Params;
     const current = await currentSession(gh, req);
     if (!current) return sendErrorPage(reply, 401, 'Signed out', 'sign in and open the link from the chat again');
     if (!csrfValid(current.id, PURPOSE, body.csrf_token)) return sendErrorPage(reply, 403, 'Request expired', 'reload the page and try again');
+    // Sudo mode: a linked chat can approve sign-ins (src/http/auth/reauth.ts).
+    if (!(await recentAuthentication(gh, req, reply, current, body, { action: LINK_PATH, page: '/account/security' }))) return reply;
     const token = tokenOf(body);
     if (!token) return invalid(reply);
     const r = await linkChat({

@@ -8,6 +8,7 @@ import { formBody, paramsOf } from '../input.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_PATH, passkeyPage } from '../pages/passkeys.js';
 import { cookieOptions, currentSession, logUndelivered, safeReturnTo, sessionCookie } from './session-cookie.js';
 import { pendingCookie, sendScriptedPage } from './second-step-routes.js';
+import { recentAuthenticationJson } from './reauth.js';
 
 const SECURITY = 'security';
 /** The challenge of one WebAuthn ceremony (__Host- under https, like the session cookie). */
@@ -54,6 +55,8 @@ export async function passkeyRoutes(app: FastifyInstance, gh: Gatehouse): Promis
       fail(reply, 403, 'this page has expired; reload it');
       return undefined;
     }
+    // Sudo mode: a new passkey is a new way in (src/http/auth/reauth.ts).
+    if (!recentAuthenticationJson(gh, reply, current, '/account/security')) return undefined;
     return { current, body };
   };
 
@@ -95,13 +98,14 @@ export async function passkeyRoutes(app: FastifyInstance, gh: Gatehouse): Promis
     if ((!password && !code) || (password?.length ?? 0) > 1024 || (code?.length ?? 0) > 64) {
       return sendErrorPage(reply, 400, 'Password needed', 'Enter your password (or a code) to remove a passkey.');
     }
-    const check = await factors.proves(current.user, { password, code }, req.ip);
+    // Removing always asks for the proof, however recent the last one (which the proof renews).
+    const check = await gh.reauth.prove(current.session, current.user, { password, code }, req.ip);
     if (!check.ok) {
       if (check.reason === 'locked') reply.header('retry-after', String(check.retryAfterSeconds));
       return sendErrorPage(reply, check.reason === 'locked' ? 429 : 401, 'Not removed', 'That password or code is not right. Nothing was removed.');
     }
     if (!(await factors.removePasskey(current.user.id, id))) return sendErrorPage(reply, 404, 'Not found', 'That passkey is not on your account.');
-    if (!(await factors.required(current.user.id))) await factors.removeRecoveryCodes(current.user.id);
+    if (!(await factors.hasCodeFactor(current.user.id))) await factors.removeRecoveryCodes(current.user.id);
     return reply.redirect('/account/security?done=passkey-removed', 303);
   });
 

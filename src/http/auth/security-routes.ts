@@ -8,6 +8,7 @@ import { recoveryCodesPage, securityPage, type SecurityView } from '../pages/sec
 import { currentSession } from './session-cookie.js';
 import { signedInForm } from './signed-in-form.js';
 import { sendScriptedPage } from './second-step-routes.js';
+import { reauthRoutes, recentAuthentication } from './reauth.js';
 
 const SECURITY = 'security';
 const PATH = '/account/security';
@@ -32,6 +33,7 @@ const NOTICES = new Map([
   ['totp', 'The authenticator app is on. Signing in now asks for a code.'],
   ['totp-removed', 'The authenticator app was removed.'],
   ['chat-on', 'Sign-in approval in chat is on.'],
+  ['chat-asked', 'We sent a message to your linked chat: tap "Turn on" there within 10 minutes. Until then approval in chat stays off.'],
   ['chat-off', 'Sign-in approval in chat is off.'],
   ['passkey', 'The passkey was added. You can sign in with it without a password.'],
   ['passkey-removed', 'The passkey was removed.'],
@@ -44,6 +46,7 @@ const NOTICES = new Map([
 export async function securityRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
   const page = { kind: 'page' as const };
   const { factors } = gh.mfa;
+  await reauthRoutes(app, gh);
 
   const show = async (req: FastifyRequest, reply: FastifyReply, extra: Partial<SecurityView> = {}, status = 200) => {
     const current = await currentSession(gh, req);
@@ -67,17 +70,25 @@ export async function securityRoutes(app: FastifyInstance, gh: Gatehouse): Promi
     return show(req, reply, notice ? { notice } : {});
   });
 
-  const guard = (req: FastifyRequest, reply: FastifyReply) => signedInForm(gh, req, reply, { path: PATH, purpose: SECURITY, name: 'security page' });
+  /**
+   * Signed in, the page's CSRF token, and sudo mode (src/http/auth/reauth.ts):
+   * every change here alters how the account is protected.
+   */
+  const guard = async (req: FastifyRequest, reply: FastifyReply, opts: { codes?: boolean } = {}) => {
+    const ok = await signedInForm(gh, req, reply, { path: PATH, purpose: SECURITY, name: 'security page' });
+    if (!ok) return undefined;
+    return (await recentAuthentication(gh, req, reply, ok.current, ok.body, { action: req.routeOptions.url ?? PATH, page: PATH, ...opts })) ? ok : undefined;
+  };
 
   /** The proof a removal asks for: the password, or a code of another factor. */
-  const proven = async (req: FastifyRequest, reply: FastifyReply, ok: NonNullable<Awaited<ReturnType<typeof guard>>>) => {
+  const proven = async (req: FastifyRequest, reply: FastifyReply, ok: NonNullable<Awaited<ReturnType<typeof signedInForm>>>) => {
     const password = field(ok.body, 'password');
     const code = field(ok.body, 'code')?.trim();
     if ((!password && !code) || (code && code.length > 64) || (password && password.length > 1024)) {
       await show(req, reply, { error: 'Enter your password, or a code, to remove it.' }, 400);
       return false;
     }
-    const check = await factors.proves(ok.current.user, { password, code }, req.ip);
+    const check = await gh.reauth.prove(ok.current.session, ok.current.user, { password, code }, req.ip);
     if (check.ok) return true;
     if (check.reason === 'locked') {
       reply.header('retry-after', String(check.retryAfterSeconds));
@@ -88,15 +99,16 @@ export async function securityRoutes(app: FastifyInstance, gh: Gatehouse): Promi
     return false;
   };
 
-  app.post(`${PATH}/totp/start`, { config: page, schema: { body: formBody(paramsOf('csrf_token')) } }, async (req, reply) => {
+  app.post(`${PATH}/totp/start`, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'password', 'code')) } }, async (req, reply) => {
     const ok = await guard(req, reply);
     if (!ok) return reply;
     if (!(await factors.startTotp(ok.current.user))) return show(req, reply, { error: 'The authenticator app is already on.' }, 409);
     return reply.redirect(`${PATH}#totp`, 303);
   });
 
-  app.post(`${PATH}/totp/confirm`, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'code')) } }, async (req, reply) => {
-    const ok = await guard(req, reply);
+  app.post(`${PATH}/totp/confirm`, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'code', 'password')) } }, async (req, reply) => {
+    // Its own `code` is the new app's: only the password re-authenticates here.
+    const ok = await guard(req, reply, { codes: false });
     if (!ok) return reply;
     const code = field(ok.body, 'code')?.trim() ?? '';
     if (!/^\d{6}$/.test(code)) return show(req, reply, { error: 'Enter the 6-digit code your app shows.' }, 400);
@@ -109,32 +121,37 @@ export async function securityRoutes(app: FastifyInstance, gh: Gatehouse): Promi
     return reply.redirect(`${PATH}?done=totp`, 303);
   });
 
+  // Removing always asks for the proof, however recent the last one (which the proof renews).
   app.post(`${PATH}/totp/remove`, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'password', 'code')) } }, async (req, reply) => {
-    const ok = await guard(req, reply);
+    const ok = await signedInForm(gh, req, reply, { path: PATH, purpose: SECURITY, name: 'security page' });
     if (!ok) return reply;
     if (!(await proven(req, reply, ok))) return reply;
     if (!(await factors.removeTotp(ok.current.user.id))) return show(req, reply, { error: 'There is no authenticator app to remove.' }, 404);
-    // Recovery codes stand in for a factor; with none left they would be a password of their own.
-    if (!(await factors.required(ok.current.user.id))) await factors.removeRecoveryCodes(ok.current.user.id);
+    // Recovery codes stand in for an app or passkey; with neither left they would be a password of their own.
+    if (!(await factors.hasCodeFactor(ok.current.user.id))) await factors.removeRecoveryCodes(ok.current.user.id);
     return reply.redirect(`${PATH}?done=totp-removed`, 303);
   });
 
-  app.post(`${PATH}/recovery-codes`, { config: page, schema: { body: formBody(paramsOf('csrf_token')) } }, async (req, reply) => {
+  app.post(`${PATH}/recovery-codes`, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'password', 'code')) } }, async (req, reply) => {
     const ok = await guard(req, reply);
     if (!ok) return reply;
-    if (!(await factors.required(ok.current.user.id))) return show(req, reply, { error: 'Turn on an authenticator app or add a passkey first.' }, 409);
+    if (!(await factors.hasCodeFactor(ok.current.user.id))) return show(req, reply, { error: 'Turn on an authenticator app or add a passkey first.' }, 409);
     return sendPage(reply, 200, recoveryCodesPage(await factors.newRecoveryCodes(ok.current.user.id)));
   });
 
-  app.post(`${PATH}/chat-approval`, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'enabled')) } }, async (req, reply) => {
+  app.post(`${PATH}/chat-approval`, { config: page, schema: { body: formBody(paramsOf('csrf_token', 'enabled', 'password', 'code')) } }, async (req, reply) => {
     const ok = await guard(req, reply);
     if (!ok) return reply;
     const enabled = field(ok.body, 'enabled');
     if (enabled !== 'on' && enabled !== 'off') return show(req, reply, { error: 'Choose on or off.' }, 400);
-    if (enabled === 'on' && !(await gh.mfa.approval.linkedChat(ok.current.user.id))) {
-      return show(req, reply, { error: 'Link your chat to the notification bot first: send /start to it.' }, 409);
+    if (enabled === 'off') {
+      await factors.setChatApproval(ok.current.user.id, false);
+      return reply.redirect(`${PATH}?done=chat-off`, 303);
     }
-    await factors.setChatApproval(ok.current.user.id, enabled === 'on');
-    return reply.redirect(`${PATH}?done=chat-${enabled}`, 303);
+    // On only by a tap in the linked chat (src/core/mfa/approval-setup.ts): a link that does not reach the person cannot lock them out.
+    const asked = await gh.mfa.approvalSetup.request(ok.current.user);
+    if (asked === 'no_chat') return show(req, reply, { error: 'Link your chat to the notification bot first: send /start to it.' }, 409);
+    if (asked === 'failed') return show(req, reply, { error: 'Your chat could not be reached. Approval in chat stays off; try again later.' }, 503);
+    return reply.redirect(`${PATH}?done=chat-asked`, 303);
   });
 }

@@ -66,7 +66,12 @@ ${passkeySignIn(returnTo)}
 export const PASSKEY_SCRIPT = `(function () {
   function post(url, body) {
     return fetch(url, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) })
-      .then(function (r) { return r.json().then(function (b) { if (!r.ok) throw new Error(b.error_description || 'The passkey did not work.'); return b; }); });
+      .then(function (r) { return r.json().then(function (b) {
+        // Sudo mode: confirm it is you first; the page comes back here afterwards.
+        if (b.error === 'reauth_required' && typeof b.reauth === 'string' && b.reauth.charAt(0) === '/') window.location.href = b.reauth;
+        if (!r.ok) throw new Error(b.error_description || 'The passkey did not work.');
+        return b;
+      }); });
   }
   function say(form, text) { var el = form.querySelector('[role=status]'); if (el) el.textContent = text; }
   var add = document.getElementById('add-passkey');

@@ -88,6 +88,39 @@ ${chatLinkSection(v.csrf)}
 <p class="links"><a href="/account">Your account</a></p>`).replace('</head>', `<script src="${PASSKEY_SCRIPT_PATH}" defer></script>\n</head>`);
 }
 
+export interface ReauthView {
+  /** Where the form posts: the sensitive change itself (it continues once the proof is right), or /account/reauth. */
+  action: string;
+  /** The change's own fields, carried over unchanged (the CSRF token among them). */
+  hidden: [string, string][];
+  /** A `code` field besides the password (not when the change's own form has a `code`, as the app's confirmation does). */
+  codes: boolean;
+  /** Where "sign in again" continues to: a local path. */
+  signInReturnTo: string;
+  error?: string;
+}
+
+/** Sudo mode (src/http/auth/reauth.ts): the password, or a code, before a sensitive change. */
+export function reauthPage(v: ReauthView): string {
+  return layout('Confirm it is you', html`
+<h1>Confirm it is you</h1>
+<p class="lede">This changes how your account is protected. Enter your password${v.codes ? ' or a code' : ''} to continue.</p>
+${v.error ? html`<p class="error" id="reauth-error" role="alert">${v.error}</p>` : ''}
+<form method="post" action="${v.action}" id="reauth-form">
+${v.hidden.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+  <div class="field">
+    <label for="reauth-password">Your password</label>
+    <input id="reauth-password" name="password" type="password" autocomplete="current-password" autofocus${v.error ? raw(' aria-describedby="reauth-error"') : ''}>
+  </div>
+${v.codes ? html`  <div class="field">
+    <label for="reauth-code">or a code from your authenticator app, or a recovery code</label>
+    <input id="reauth-code" name="code" type="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" maxlength="64">
+  </div>` : ''}
+  <button class="primary" type="submit">Continue</button>
+</form>
+<p class="links"><a href="/login?return_to=${encodeURIComponent(v.signInReturnTo)}">Sign in again instead</a> · <a href="/account/security">Cancel</a></p>`);
+}
+
 export function recoveryCodesPage(codes: string[]): string {
   return layout('Recovery codes', html`
 <h1>Your recovery codes</h1>

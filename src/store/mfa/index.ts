@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { APPROVAL_SWEEP_WINDOW_MS, type ApprovalState, type ApprovalTransactions, type MfaStore, type Passkey, type PendingLogin, type TotpFactor } from '../../core/mfa/ports.js';
+import { APPROVAL_SWEEP_WINDOW_MS, type ApprovalState, type ApprovalTransactions, type ChatApprovalRequest, type MfaStore, type Passkey, type PendingLogin, type TotpFactor } from '../../core/mfa/ports.js';
 import type { SecretBox } from '../../core/secret-box.js';
 import { SqlConsoleStore } from '../console/index.js';
 import { SqlEventStore } from '../notify/events.js';
@@ -16,7 +16,11 @@ declare module '../schema.js' {
     mfa_passkeys: {
       id: string; user_id: string; name: string; public_key: string; counter: number; transports: string; created_at: number; last_used_at: number | null;
     };
-    mfa_options: { user_id: string; chat_approval: number };
+    mfa_options: {
+      user_id: string; chat_approval: number;
+      /** Migration 0021_reauth. */
+      chat_approval_request: string | null; chat_approval_request_chat: string | null; chat_approval_request_expires_at: number | null;
+    };
     mfa_challenges: { id_hash: string; user_id: string | null; challenge: string; expires_at: number };
     mfa_pending: {
       id_hash: string; user_id: string; return_to: string; user_agent: string | null; ip: string; created_at: number; expires_at: number;
@@ -142,8 +146,33 @@ export class SqlMfaStore implements MfaStore {
   }
 
   async setChatApproval(userId: string, on: boolean): Promise<void> {
-    await this.db.insertInto('mfa_options').values({ user_id: userId, chat_approval: on ? 1 : 0 })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({ chat_approval: on ? 1 : 0 })).execute();
+    const set = { chat_approval: on ? 1 : 0, chat_approval_request: null, chat_approval_request_chat: null, chat_approval_request_expires_at: null };
+    await this.db.insertInto('mfa_options').values({ user_id: userId, ...set })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet(set)).execute();
+  }
+
+  async requestChatApproval(userId: string, r: ChatApprovalRequest): Promise<void> {
+    const set = { chat_approval_request: r.id, chat_approval_request_chat: r.chatId, chat_approval_request_expires_at: r.expiresAt };
+    await this.db.insertInto('mfa_options').values({ user_id: userId, chat_approval: 0, ...set })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet(set)).execute();
+  }
+
+  async chatApprovalRequest(id: string): Promise<(ChatApprovalRequest & { userId: string }) | undefined> {
+    const r = await this.db.selectFrom('mfa_options').select(['user_id', 'chat_approval_request_chat', 'chat_approval_request_expires_at'])
+      .where('chat_approval_request', '=', id).executeTakeFirst();
+    return r ? { id, userId: r.user_id, chatId: r.chat_approval_request_chat ?? '', expiresAt: Number(r.chat_approval_request_expires_at) } : undefined;
+  }
+
+  async confirmChatApproval(id: string, now: number): Promise<boolean> {
+    return changed(await this.db.updateTable('mfa_options')
+      .set({ chat_approval: 1, chat_approval_request: null, chat_approval_request_chat: null, chat_approval_request_expires_at: null })
+      .where('chat_approval_request', '=', id).where('chat_approval_request_expires_at', '>', now).executeTakeFirst());
+  }
+
+  async dropChatApprovalRequest(id: string): Promise<boolean> {
+    return changed(await this.db.updateTable('mfa_options')
+      .set({ chat_approval_request: null, chat_approval_request_chat: null, chat_approval_request_expires_at: null })
+      .where('chat_approval_request', '=', id).executeTakeFirst());
   }
 
   async putChallenge(idHash: string, c: { userId: string | null; challenge: string; expiresAt: number }): Promise<void> {

@@ -86,6 +86,7 @@ class SessionsOrUnavailable implements SessionStore {
   listForUser: SessionStore['listForUser'] = (u, now) => this.guard(() => this.inner.listForUser(u, now));
   deleteForUser: SessionStore['deleteForUser'] = (u) => this.guard(() => this.inner.deleteForUser(u));
   touch: SessionStore['touch'] = (id, use, notBefore) => this.guard(() => this.inner.touch(id, use, notBefore));
+  markVerified: SessionStore['markVerified'] = (id, at) => this.guard(() => this.inner.markVerified(id, at));
 }
 
 /**

@@ -23,6 +23,16 @@ if ARGV[2] == '' then s.ip = cjson.null else s.ip = ARGV[2] end
 redis.call('SET', KEYS[1], cjson.encode(s), 'KEEPTTL')
 return 1`;
 
+/** Moves the session's verifiedAt forward to ARGV[1] (never back), keeping its expiry; 0 when the session is gone. */
+const MARK_VERIFIED = `
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local s = cjson.decode(raw)
+if type(s.verifiedAt) == 'number' and s.verifiedAt >= tonumber(ARGV[1]) then return 1 end
+s.verifiedAt = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], cjson.encode(s), 'KEEPTTL')
+return 1`;
+
 /**
  * Sessions in Redis, shared by every Gatehouse process (docs/oauth.md, Single
  * sign-on and Running several processes: any process honours a sign-in). Each
@@ -71,6 +81,10 @@ export class RedisSessionStore implements SessionStore {
 
   async touch(idHash: string, use: { at: number; ip: string | null }, notBefore: number): Promise<boolean> {
     return Number(await this.redis.eval(TOUCH, 1, this.key(idHash), String(use.at), use.ip ?? '', String(notBefore))) === 1;
+  }
+
+  async markVerified(idHash: string, at: number): Promise<boolean> {
+    return Number(await this.redis.eval(MARK_VERIFIED, 1, this.key(idHash), String(at))) === 1;
   }
 
   async deleteForUser(userId: string): Promise<number> {
