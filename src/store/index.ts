@@ -32,6 +32,8 @@ import type { RegistrationStorage } from '../core/oauth/registration-ports.js';
 import type { ConsoleStore } from '../core/console/ports.js';
 import type { ApprovalTransactions, MfaStore } from '../core/mfa/ports.js';
 import { SqlMfaStore, sqlApprovalTransactions } from './mfa/index.js';
+import { SqlAccessStore, sqlAccessTransactions } from './access/index.js';
+import type { AccessStore, AccessTransactions } from '../core/access/ports.js';
 
 function storesOn(db: Kysely<DB>, notify: NotifyShared, secrets: SecretBox, scope?: TxScope): Stores {
   return {
@@ -69,6 +71,9 @@ export interface SqlStorage extends Storage {
   approvals: ApprovalTransactions;
   /** One-time chat-link codes (src/core/notify/link-code.ts). */
   linkCodes: LinkCodeStore;
+  /** Groups, roles and elevations (src/core/access), and an elevation's decision with its event in one transaction. */
+  access: AccessStore;
+  accessTransactions: AccessTransactions;
 }
 
 export interface StorageOptions extends OpenOptions {
@@ -116,6 +121,8 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     mfa: new SqlMfaStore(db, secrets),
     approvals: sqlApprovalTransactions(db, notify, secrets),
     linkCodes: new SqlLinkCodeStore(db),
+    access: new SqlAccessStore(db),
+    accessTransactions: sqlAccessTransactions(db, notify),
     transaction: (fn) => runTransaction(db, (trx, scope) => storesOn(trx, notify, secrets, scope), fn),
     ready: () => ping(db),
     health: async () => ({ database: (await ping(db)) ? 'ok' : 'down' }),

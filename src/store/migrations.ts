@@ -21,6 +21,7 @@ import { reauthMigration } from './reauth-migration.js';
 import { notifyLinkCodesMigration } from './notify/link-code-migration.js';
 import { mailMigration } from './mail/migration.js';
 import { oidcClaimsMigration } from './oidc/claims-migration.js';
+import { accessMigration } from './access/migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -174,6 +175,7 @@ const migrations: Record<string, Migration> = {
   '0021_reauth': reauthMigration,
   '0026_oidc_claims': oidcClaimsMigration,
   '0024_notify_link_codes': notifyLinkCodesMigration,
+  '0028_access': accessMigration,
   '0027_mail': mailMigration,
 };
 
