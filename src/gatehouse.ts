@@ -155,6 +155,8 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   // worker per core the pool's threads would only take CPU from the workers (src/core/oauth/keys.ts).
   const keys = new KeyRing(storage.keys, clock, { offload: signOffload(config.workers) });
   await keys.init();
+  // Rotations made elsewhere (other processes, the command line) are published here within a second (src/core/oauth/keys.ts).
+  keys.watch();
   const tokenIssuer = new TokenIssuer(oauth, keys, clock);
   const consoleStore = sql.console;
   const outbound = outboundClients(config);
@@ -240,6 +242,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     ciba,
     mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }),
     close: async () => {
+      keys.close();
       outbound.registered.close();
       outbound.configured.close();
       await storage.close();

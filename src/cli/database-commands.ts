@@ -114,7 +114,7 @@ async function keysRotate(args: string[]): Promise<void> {
     // Old keys stay published until every token they signed has expired.
     return ring.rotate(Date.now() + config.accessTokenTtl * 1000 + 60_000);
   });
-  print(Boolean(values.json), { kid: key.kid, alg: key.alg }, `new signing key ${key.kid} (${key.alg}); previous keys stay published until their tokens expire`);
+  print(Boolean(values.json), { kid: key.kid, alg: key.alg }, `new signing key ${key.kid} (${key.alg}): running servers publish it within a second and sign with it from two seconds on; previous keys stay published until their tokens expire`);
 }
 
 async function botCreate(args: string[]): Promise<void> {

@@ -134,6 +134,8 @@ export interface KeyStore {
   /** Retires every active key but `keep` (one kid or several), keeping them published until `expiresAt`. */
   retireOthers(keep: string | readonly string[], now: number, expiresAt: number): Promise<void>;
   deleteExpired(now: number): Promise<number>;
+  /** A cheap fingerprint of the table that changes with every add, retirement and deletion: what the ring polls (src/core/oauth/keys.ts). */
+  version?(): Promise<string>;
 }
 
 export interface SessionStore {

@@ -30,6 +30,13 @@ export class SqlKeyStore implements KeyStore {
       .where('kid', 'not in', kids).where('retired_at', 'is', null).execute();
   }
 
+  async version(): Promise<string> {
+    const r = await this.db.selectFrom('signing_keys')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('created_at').as('created'), eb.fn.max('retired_at').as('retired')])
+      .executeTakeFirst();
+    return `${String(r?.n ?? 0)}/${String(r?.created ?? '')}/${String(r?.retired ?? '')}`;
+  }
+
   async deleteExpired(now: number): Promise<number> {
     const r = await this.db.deleteFrom('signing_keys').where('expires_at', '<', now).executeTakeFirst();
     return Number(r.numDeletedRows);

@@ -1,6 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { PUBLISH_DELAY_MS } from '../../src/core/oauth/keys.js';
+import { startGatehouse, type RunningGatehouse } from '../../src/server.js';
+import { runCli } from '../helpers/cli.js';
 import { TestClock } from '../helpers/clock.js';
+import { databaseKinds } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 describe('signing keys', () => {
@@ -20,6 +28,8 @@ describe('signing keys', () => {
 
     const ttl = server.gh.oauth.accessTokenTtl * 1000;
     const newKey = await server.gh.keys.rotate(clock.now() + ttl + 60_000);
+    // The new key signs once every process has had time to publish it (src/core/oauth/keys.ts).
+    clock.advance(PUBLISH_DELAY_MS);
     const newToken = ((await (await post('/oauth/token', 'grant_type=client_credentials')).json()) as { access_token: string }).access_token;
     assert.equal(JSON.parse(Buffer.from(newToken.split('.')[0]!, 'base64url').toString()).kid, newKey.kid);
 
@@ -65,3 +75,61 @@ describe('signing keys', () => {
     assert.equal(await active(later), false, 'expired after being remembered');
   });
 });
+
+/**
+ * Issue 32 item 6: a rotation made outside the running processes (the
+ * command line) is published by every server within a second (each polls the
+ * key table's version), and signs only once it is published everywhere
+ * (PUBLISH_DELAY_MS after it was made; src/core/oauth/keys.ts).
+ */
+for (const { kind, skip } of await databaseKinds()) {
+  describe(`gatehouse keys rotate reaches running servers within a second (${kind})`, { skip }, () => {
+    let a: TestServer;
+    let b: RunningGatehouse;
+    // Processes share a SQLite database only as a file (the tests' default is in memory).
+    const dir = mkdtempSync(join(tmpdir(), 'gh-keys-'));
+    let url: string;
+    before(async () => {
+      a = await startServer({ db: kind, ...(kind === 'sqlite' ? { env: { GATEHOUSE_DATABASE_URL: `sqlite:${join(dir, 'g.db')}` } } : {}) });
+      url = kind === 'sqlite' ? `sqlite:${join(dir, 'g.db')}` : a.databaseUrl;
+      b = await startGatehouse(loadConfig({ GATEHOUSE_DATABASE_URL: url, GATEHOUSE_AUTH_PORT: '0', GATEHOUSE_API_PORT: '0', GATEHOUSE_BOT_PORT: '0', GATEHOUSE_LOG_LEVEL: 'silent' }));
+    });
+    after(async () => {
+      await b.close();
+      await a.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('both servers publish the new key within a second; tokens carry it only after PUBLISH_DELAY_MS', async () => {
+      const c = await a.createClient({ grantTypes: ['client_credentials'], scope: 'read' });
+      const basic = `Basic ${Buffer.from(`${c.id}:${c.secret}`).toString('base64')}`;
+      const kidOf = async (url: string) => {
+        const r = await fetch(`${url}/oauth/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
+        const body = (await r.json()) as { access_token: string };
+        const t = body.access_token;
+        assert.ok(t, `${url}: ${JSON.stringify(body)}`);
+        return JSON.parse(Buffer.from(t.split('.')[0]!, 'base64url').toString()).kid as string;
+      };
+      const published = async (url: string) => ((await (await fetch(`${url}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+      const oldKid = await kidOf(a.url);
+
+      const rotated = await runCli(['keys', 'rotate', '--json'], { GATEHOUSE_DATABASE_URL: url });
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const newKid = (JSON.parse(rotated.stdout) as { kid: string }).kid;
+      const made = Date.now();
+      // Published by both within about a second (the poll), well before the 60 s reload.
+      for (const url of [a.url, b.authUrl]) {
+        while (!(await published(url)).includes(newKid)) {
+          assert.ok(Date.now() - made < 1_500, `${url} did not publish ${newKid} within 1.5 s`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      // Before PUBLISH_DELAY_MS the old key still signs (every process may not publish the new one yet) …
+      if (Date.now() - made < PUBLISH_DELAY_MS - 300) assert.equal(await kidOf(a.url), oldKid);
+      await new Promise((r) => setTimeout(r, Math.max(0, made + PUBLISH_DELAY_MS + 200 - Date.now())));
+      // … then the new one, on both, and the old one stays published for its tokens.
+      assert.equal(await kidOf(a.url), newKid);
+      assert.ok((await published(b.authUrl)).includes(oldKid));
+    });
+  });
+}

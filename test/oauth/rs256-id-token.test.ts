@@ -87,6 +87,8 @@ for (const { kind, skip } of await databaseKinds()) {
       const newRsa = rotated.rotated.find((k) => k.alg === 'RS256')!;
       assert.ok(after.some((k) => k.kid === newRsa.kid));
       const rs = await server.createClient({ redirectUris: [REDIRECT], scope: 'openid', idTokenAlg: 'RS256', trusted: true });
+      // The new keys sign once every process has had time to publish them (PUBLISH_DELAY_MS, src/core/oauth/keys.ts).
+      await new Promise((r) => setTimeout(r, 2_100));
       const { tokens } = await signIn(await rsRelyingParty(server, rs.id, rs.secret), new Agent(server.url), alice, 'openid');
       assert.equal(header(tokens.id_token!).kid, newRsa.kid);
       // The RSA private key is stored sealed, like the ES256 one.

@@ -20,7 +20,7 @@ for (const { kind, skip } of await databaseKinds()) {
   describe(`authorization requests by POST, request objects and the claims parameter (${kind})`, { skip }, () => {
     let server: TestServer;
     let alice: Awaited<ReturnType<typeof person>>;
-    let keys: CryptoKeyPair;
+    let keys: Awaited<ReturnType<typeof jose.generateKeyPair>>;
     let publicJwk: jose.JWK;
     before(async () => {
       server = await startServer({ db: kind });
@@ -37,7 +37,7 @@ for (const { kind, skip } of await databaseKinds()) {
     };
     /** openid-client for a private_key_jwt client signing with the same key as its request objects. */
     const keyedParty = (clientId: string) => oidc.discovery(new URL(server.url), clientId, undefined, oidc.PrivateKeyJwt({ key: keys.privateKey, kid: 'rp-1' }), { execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks] });
-    const sign = (claims: Record<string, unknown>, key: CryptoKey = keys.privateKey, kid = 'rp-1') =>
+    const sign = (claims: Record<string, unknown>, key: jose.CryptoKey = keys.privateKey, kid = 'rp-1') =>
       new jose.SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid, typ: 'oauth-authz-req+jwt' }).sign(key);
 
     it('item 1: a form POST to either authorization path is an authorization request with the rules of GET', async () => {

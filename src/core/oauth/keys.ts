@@ -14,6 +14,19 @@ function thumbprint(jwk: Record<string, unknown>): string {
   return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }
 
+/**
+ * Key rotation across processes (servers, workers, and the command line that
+ * rotates from outside them): every process polls the key table's version
+ * every KEY_POLL_MS and reloads when it changed, so a new key is in every
+ * JWKS within about a second. The rule that makes that safe: a key signs
+ * only from its `createdAt` plus PUBLISH_DELAY_MS (twice the poll), and the
+ * keys it replaces are retired at that same moment, signing until then. So a
+ * token is never signed with a key a process does not publish yet; a first
+ * key (nothing to replace) signs at once.
+ */
+export const KEY_POLL_MS = 1000;
+export const PUBLISH_DELAY_MS = 2 * KEY_POLL_MS;
+
 /** The algorithms the ring holds a key for, each with an active key: ES256 signs everything, RS256 only ID tokens that ask for it. */
 export const RING_ALGORITHMS: readonly IdTokenAlg[] = ['ES256', 'RS256'];
 
@@ -79,6 +92,12 @@ export class KeyRing {
   private active = new Map<IdTokenAlg, ActiveKey>();
   private loadedAt = 0;
   private reloading: Promise<void> | undefined;
+  /** The unexpired rows as last loaded, and when the choice of signing keys among them changes next. */
+  private rows: SigningKey[] = [];
+  private switchAt = Infinity;
+  private watcher: ReturnType<typeof setInterval> | undefined;
+  private version: string | undefined;
+  private polling = false;
   /** Per verification options (typ, issuer, audience): token → claims it verified to. */
   private readonly verified = new Map<string, Map<string, Verified>>();
 
@@ -90,6 +109,7 @@ export class KeyRing {
 
   /** Loads keys, creating the first one of each algorithm on first start (an RSA key too when upgrading a ring that had only ES256). */
   async init(): Promise<void> {
+    this.version = await this.store.version?.();
     await this.reload();
     const missing = RING_ALGORITHMS.filter((alg) => !this.active.has(alg));
     if (missing.length) {
@@ -104,9 +124,11 @@ export class KeyRing {
    * one access tokens are signed with); `rotated` lists them all.
    */
   async rotate(keepOldUntil: number): Promise<SigningKey & { rotated: SigningKey[] }> {
-    const rotated = RING_ALGORITHMS.map((alg) => generateSigningKey(this.clock.now(), alg));
+    const now = this.clock.now();
+    const rotated = RING_ALGORITHMS.map((alg) => generateSigningKey(now, alg));
     for (const key of rotated) await this.store.add(key);
-    await this.store.retireOthers(rotated.map((k) => k.kid), this.clock.now(), keepOldUntil);
+    // Published now (here at once, elsewhere within KEY_POLL_MS); the old keys sign until the new ones take over.
+    await this.store.retireOthers(rotated.map((k) => k.kid), now + PUBLISH_DELAY_MS, keepOldUntil);
     await this.reload();
     return { ...rotated[0]!, rotated };
   }
@@ -122,25 +144,71 @@ export class KeyRing {
           next.set(key.kid, existing ? { ...existing, key } : { key, publicKey: createPublicKey({ key: key.publicJwk, format: 'jwk' }) });
         }
         this.keys = next;
-        const active = new Map<IdTokenAlg, ActiveKey>();
-        for (const alg of RING_ALGORITHMS) {
-          const newest = rows.filter((k) => k.retiredAt === null && k.alg === alg).sort((a, b) => b.createdAt - a.createdAt)[0];
-          if (!newest) continue;
-          const current = this.active.get(alg);
-          if (current?.kid === newest.kid) {
-            active.set(alg, current);
-            continue;
-          }
-          const privateKey = createPrivateKey(newest.privateKeyPem);
-          active.set(alg, { kid: newest.kid, signKey: alg === 'ES256' ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey, headers: new Map() });
-        }
-        this.active = active;
+        this.rows = rows;
+        this.selectActive(now);
         this.loadedAt = now;
       } finally {
         this.reloading = undefined;
       }
     })();
     return this.reloading;
+  }
+
+  /**
+   * The signing key of each algorithm at `now`: among the keys not yet
+   * retired, the newest that has been published for PUBLISH_DELAY_MS, else
+   * the longest published (a first key); and when that choice changes next.
+   */
+  private selectActive(now: number): void {
+    const active = new Map<IdTokenAlg, ActiveKey>();
+    let switchAt = Infinity;
+    for (const alg of RING_ALGORITHMS) {
+      const candidates = this.rows.filter((k) => k.alg === alg && (k.retiredAt === null || k.retiredAt > now)).sort((a, b) => b.createdAt - a.createdAt);
+      for (const k of candidates) {
+        if (k.createdAt + PUBLISH_DELAY_MS > now) switchAt = Math.min(switchAt, k.createdAt + PUBLISH_DELAY_MS);
+        if (k.retiredAt !== null) switchAt = Math.min(switchAt, k.retiredAt);
+      }
+      const chosen = candidates.find((k) => k.createdAt + PUBLISH_DELAY_MS <= now) ?? candidates.at(-1);
+      if (!chosen) continue;
+      const current = this.active.get(alg);
+      if (current?.kid === chosen.kid) {
+        active.set(alg, current);
+        continue;
+      }
+      const privateKey = createPrivateKey(chosen.privateKeyPem);
+      active.set(alg, { kid: chosen.kid, signKey: alg === 'ES256' ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey, headers: new Map() });
+    }
+    this.active = active;
+    this.switchAt = switchAt;
+  }
+
+  /**
+   * Polls the key table's version every KEY_POLL_MS and reloads when it
+   * changed: a rotation made by another process (or `gatehouse keys rotate`,
+   * outside the cluster) is published here within about a second. One small
+   * aggregate query per second per process; `close` stops it.
+   */
+  watch(): void {
+    const version = this.store.version?.bind(this.store);
+    if (this.watcher || !version) return;
+    this.watcher = setInterval(() => {
+      if (this.polling) return;
+      this.polling = true;
+      void version()
+        .then(async (v) => {
+          if (v === this.version) return;
+          this.version = v;
+          await this.reload();
+        })
+        .catch(() => {})
+        .finally(() => (this.polling = false));
+    }, KEY_POLL_MS);
+    this.watcher.unref();
+  }
+
+  close(): void {
+    clearInterval(this.watcher);
+    this.watcher = undefined;
   }
 
   /** Picks up rotations made by other processes; cheap when nothing is due. */
@@ -179,6 +247,8 @@ export class KeyRing {
   /** The JWS signing input (RFC 7515 §5.1 step 6; the header encoded once per key and `typ`) and the key to sign it with. */
   private signingInput(payload: Record<string, unknown>, typ: string, alg: IdTokenAlg): { input: string; key: SignKey } {
     this.maybeReload();
+    // A rotated-in key takes over (and the old one retires) at a moment known in advance: no query needed.
+    if (this.clock.now() >= this.switchAt) this.selectActive(this.clock.now());
     const active = this.active.get(alg);
     if (!active) throw new Error(`no active ${alg} signing key`);
     let header = active.headers.get(typ);
