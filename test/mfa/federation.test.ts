@@ -89,6 +89,33 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.ok(rpAgent.cookie('gh_session'));
     });
 
+    // Issue 24, finding 1: approval in chat on its own made no third-party sign-in wait.
+    it('with approval in chat as the only factor: the provider\'s answer waits for the tap too', async () => {
+      const gina = await linkedPerson(f.rp, 'gina');
+      const up = { username: 'gina', password: (await f.provider.createUser('gina')).password };
+      const first = new Agent(f.rp.url);
+      assert.equal((await signInThroughProvider(f, first, providerAgent(), up)).headers.get('location'), '/federation/continue');
+      const html = await (await first.get('/federation/continue')).text();
+      const linkForm = parseForm(html.slice(html.indexOf('<h2 class="list-title">Or use an account')));
+      assert.equal((await first.post(linkForm.action, { ...linkForm.fields, username: 'gina', password: gina.user.password })).status, 303);
+      await turnOnChatApproval(gina.browser, gina.chat, BOT);
+      const last = (await gina.chat.messages(BOT)).at(-1)?.message_id ?? 0;
+      const rpAgent = new Agent(f.rp.url);
+      const back = await signInThroughProvider(f, rpAgent, providerAgent(), up, '/g');
+      assert.equal(back.headers.get('location'), '/login/second-step');
+      assert.equal(rpAgent.cookie('gh_session'), undefined, 'no session before the tap');
+      const step = await (await rpAgent.get('/login/second-step')).text();
+      const number = /id="approval-number">(\d+)</.exec(step)?.[1];
+      assert.ok(number, step);
+      const msg = (await gina.chat.replies(BOT, last, 1)).find((m) => /tap the number you see/.test(m.text));
+      assert.ok(msg);
+      const rows = (msg.reply_markup as unknown as { inline_keyboard: { text: string; callback_data: string }[][] }).inline_keyboard;
+      assert.equal((await gina.chat.press(BOT, msg.message_id, rows[0]!.find((b) => b.text === number)!.callback_data)).status, 200);
+      const done = await rpAgent.post('/login/second-step/approved', formFor(step, '/login/second-step/approved'));
+      assert.deepEqual([done.status, done.headers.get('location')], [303, '/g']);
+      assert.ok(rpAgent.cookie('gh_session'));
+    });
+
     it('an account without a factor still signs straight in through the provider', async () => {
       const fay = await f.provider.createUser('fay');
       const rpAgent = new Agent(f.rp.url);

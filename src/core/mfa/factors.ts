@@ -1,10 +1,10 @@
 import type { Clock, PasswordHasher, RateLimitStore, UserStore } from '../ports.js';
 import type { User } from '../model.js';
 import type { EventStore } from '../notify/ports.js';
-import { recordEvent } from '../notify/record.js';
+import { recordEvent, type Recorder } from '../notify/record.js';
 import type { EventPayloads } from '../notify/events.js';
 import { CredentialThrottle } from '../throttle.js';
-import type { MfaStore, Passkey } from './ports.js';
+import type { FactorStores, FactorTransactions, MfaStore, Passkey } from './ports.js';
 import {
   RECOVERY_CODE_COUNT, isTotpCode, newRecoveryCode, newTotpSecret, normalRecoveryCode, recoveryCodeHash, totpStep, totpUri,
 } from './totp.js';
@@ -20,6 +20,8 @@ export interface FactorDeps {
   issuerName: string;
   /** Whether the person has an enabled linked chat the notification bot can write to (ChatApproval.linkedChat). */
   chatLinked?: (userId: string) => Promise<boolean>;
+  /** A change and its event (which the linked chat is told of) in one transaction; without it, one after the other. */
+  transactions?: FactorTransactions;
 }
 
 export type CodeCheck = { ok: true; kind: 'totp' | 'recovery' } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfterSeconds: number };
@@ -46,8 +48,14 @@ export class SecondFactors {
     this.throttle = new CredentialThrottle(deps.limits, deps.clock, { kind: 'mfa', perCredential: 5, perAddress: 20, windowMs: 15 * 60_000 });
   }
 
-  private record<T extends 'mfa.enrolled' | 'mfa.removed'>(type: T, data: EventPayloads[T]) {
-    return recordEvent({ events: this.deps.events }, type, data, this.deps.clock.now());
+  private record<T extends 'mfa.enrolled' | 'mfa.removed'>(stores: { events: Recorder }, type: T, data: EventPayloads[T]) {
+    return recordEvent(stores, type, data, this.deps.clock.now());
+  }
+
+  /** A change of a factor with its event: both commit, or neither (a factor must not change unannounced). */
+  private change<T>(fn: (s: FactorStores) => Promise<T>): Promise<T> {
+    const { transactions, store, events } = this.deps;
+    return transactions ? transactions.transaction(fn) : fn({ mfa: store, events });
   }
 
   /**
@@ -100,9 +108,13 @@ export class SecondFactors {
     if (!gate.allowed) return { ok: false, reason: 'locked', retryAfterSeconds: gate.retryAfterSeconds };
     const t = await store.getTotp(userId);
     const step = t && !t.confirmedAt ? totpStep(t.secret, code, clock.now()) : undefined;
-    if (step === undefined || !(await store.confirmTotp(userId, step, clock.now()))) return { ok: false, reason: 'invalid' };
+    const confirmed = step !== undefined && (await this.change(async (s) => {
+      if (!(await s.mfa.confirmTotp(userId, step, clock.now()))) return false;
+      await this.record(s, 'mfa.enrolled', { user_id: userId, factor: 'totp' });
+      return true;
+    }));
+    if (!confirmed) return { ok: false, reason: 'invalid' };
     await this.throttle.succeeded(userId, address);
-    await this.record('mfa.enrolled', { user_id: userId, factor: 'totp' });
     const recoveryCodes = (await store.recoveryCodesLeft(userId)) === 0 ? await this.newRecoveryCodes(userId) : undefined;
     return { ok: true, recoveryCodes };
   }
@@ -110,8 +122,10 @@ export class SecondFactors {
   /** Ten new codes, replacing the old ones; stored hashed, so shown only now. */
   async newRecoveryCodes(userId: string): Promise<string[]> {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-    await this.deps.store.setRecoveryCodes(userId, codes.map(recoveryCodeHash), this.deps.clock.now());
-    await this.record('mfa.enrolled', { user_id: userId, factor: 'recovery_codes' });
+    await this.change(async (s) => {
+      await s.mfa.setRecoveryCodes(userId, codes.map(recoveryCodeHash), this.deps.clock.now());
+      await this.record(s, 'mfa.enrolled', { user_id: userId, factor: 'recovery_codes' });
+    });
     return codes;
   }
 
@@ -160,27 +174,35 @@ export class SecondFactors {
   }
 
   async removeTotp(userId: string): Promise<boolean> {
-    const gone = await this.deps.store.deleteTotp(userId);
-    if (gone) await this.record('mfa.removed', { user_id: userId, factor: 'totp' });
-    return gone;
+    return this.change(async (s) => {
+      const gone = await s.mfa.deleteTotp(userId);
+      if (gone) await this.record(s, 'mfa.removed', { user_id: userId, factor: 'totp' });
+      return gone;
+    });
   }
 
   async removeRecoveryCodes(userId: string): Promise<boolean> {
-    const n = await this.deps.store.deleteRecoveryCodes(userId);
-    if (n) await this.record('mfa.removed', { user_id: userId, factor: 'recovery_codes' });
-    return n > 0;
+    return this.change(async (s) => {
+      const n = await s.mfa.deleteRecoveryCodes(userId);
+      if (n) await this.record(s, 'mfa.removed', { user_id: userId, factor: 'recovery_codes' });
+      return n > 0;
+    });
   }
 
   async addPasskey(p: Passkey): Promise<void> {
-    await this.deps.store.addPasskey(p);
-    await this.record('mfa.enrolled', { user_id: p.userId, factor: 'passkey', passkey_name: p.name });
+    await this.change(async (s) => {
+      await s.mfa.addPasskey(p);
+      await this.record(s, 'mfa.enrolled', { user_id: p.userId, factor: 'passkey', passkey_name: p.name });
+    });
   }
 
   async removePasskey(userId: string, id: string): Promise<boolean> {
-    const p = (await this.deps.store.listPasskeys(userId)).find((k) => k.id === id);
-    if (!p || !(await this.deps.store.deletePasskey(userId, id))) return false;
-    await this.record('mfa.removed', { user_id: userId, factor: 'passkey', passkey_name: p.name });
-    return true;
+    return this.change(async (s) => {
+      const p = (await s.mfa.listPasskeys(userId)).find((k) => k.id === id);
+      if (!p || !(await s.mfa.deletePasskey(userId, id))) return false;
+      await this.record(s, 'mfa.removed', { user_id: userId, factor: 'passkey', passkey_name: p.name });
+      return true;
+    });
   }
 
   /**
@@ -189,8 +211,10 @@ export class SecondFactors {
    * `on` here is for the operator's tools.
    */
   async setChatApproval(userId: string, on: boolean): Promise<void> {
-    const was = await this.deps.store.chatApproval(userId);
-    await this.deps.store.setChatApproval(userId, on);
-    if (was !== on) await this.record(on ? 'mfa.enrolled' : 'mfa.removed', { user_id: userId, factor: 'chat_approval' });
+    await this.change(async (s) => {
+      const was = await s.mfa.chatApproval(userId);
+      await s.mfa.setChatApproval(userId, on);
+      if (was !== on) await this.record(s, on ? 'mfa.enrolled' : 'mfa.removed', { user_id: userId, factor: 'chat_approval' });
+    });
   }
 }

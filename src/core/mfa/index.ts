@@ -40,7 +40,7 @@ export function createMfa(deps: {
   const linkedChat = (id: string) => approval.linkedChat(id);
   const factors = new SecondFactors({
     store, users, hasher: deps.hasher, clock, events, limits: deps.limits, issuerName: deps.issuerName,
-    chatLinked: async (id) => (await linkedChat(id)) !== undefined,
+    chatLinked: async (id) => (await linkedChat(id)) !== undefined, transactions: deps.approvals,
   });
   const approvalSetup = new ChatApprovalSetup({
     store, users, clock, bot: deps.bot, linkedChat, transactions: deps.approvals, ...(deps.log ? { log: deps.log } : {}),

@@ -51,6 +51,14 @@ export interface PendingLogin {
   } | null;
 }
 
+/** What a change of a second factor writes together: the change and its event (mfa.enrolled, mfa.removed). */
+export interface FactorStores {
+  mfa: MfaStore;
+  events: Recorder;
+}
+
+export type FactorTransactions = Transactional<FactorStores>;
+
 /** A request to turn approval in chat on, confirmed by a tap in the chat it was sent to (src/core/mfa/approval-setup.ts). */
 export interface ChatApprovalRequest {
   id: string;
@@ -130,7 +138,8 @@ export interface MfaStore {
  * them must not leave a decision without its event.
  */
 export interface ApprovalStores {
-  mfa: Pick<MfaStore, 'decideApproval' | 'expireApproval' | 'confirmChatApproval'>;
+  /** The whole store: a factor's change and its event commit together too (src/core/mfa/factors.ts). */
+  mfa: MfaStore;
   events: Recorder;
   locks: { setLocked(userId: string, at: number | null): Promise<boolean> };
 }

@@ -91,10 +91,12 @@ export class SqlMfaStore implements MfaStore {
   }
 
   async setRecoveryCodes(userId: string, hashes: string[], now: number): Promise<void> {
-    await this.db.transaction().execute(async (tx) => {
+    const replace = async (tx: Kysely<DB>) => {
       await tx.deleteFrom('mfa_recovery_codes').where('user_id', '=', userId).execute();
       await tx.insertInto('mfa_recovery_codes').values(hashes.map((h) => ({ user_id: userId, code_hash: h, created_at: now, used_at: null }))).execute();
-    });
+    };
+    // Within the caller's transaction (the codes and their event, src/core/mfa/factors.ts) or one of its own.
+    await (this.db.isTransaction ? replace(this.db) : this.db.transaction().execute(replace));
   }
 
   async useRecoveryCode(userId: string, hash: string, now: number): Promise<boolean> {

@@ -88,6 +88,24 @@ export function sessionsConformance(name: string, factory: StoreFactory<{ sessio
         assert.deepEqual(await store.get(plain.idHash, now), plain);
       });
 
+      // Sudo mode (src/core/reauth.ts): the time of the last proof, kept with the session, only ever moved forward.
+      it('markVerified: records a later proof, never an earlier one; false for a session that is gone', async () => {
+        const store = storage.sessions;
+        const s = aSession({ sid: `sid-${randomUUID()}` });
+        await store.create(s);
+        assert.equal((await store.get(s.idHash, now))?.verifiedAt, undefined, 'only the sign-in until a proof');
+        assert.equal(await store.markVerified(s.idHash, now + 5 * MINUTE), true);
+        assert.deepEqual(await store.get(s.idHash, now), { ...s, verifiedAt: now + 5 * MINUTE });
+        assert.equal(await store.markVerified(s.idHash, now + MINUTE), true);
+        assert.equal((await store.get(s.idHash, now))?.verifiedAt, now + 5 * MINUTE, 'an earlier proof does not move it back');
+        // A use of the session keeps the proof.
+        await store.touch(s.idHash, { at: now + 6 * MINUTE, ip: '203.0.113.9' }, now + 5 * MINUTE);
+        assert.equal((await store.get(s.idHash, now))?.verifiedAt, now + 5 * MINUTE);
+        await store.delete(s.idHash);
+        assert.equal(await store.markVerified(s.idHash, now + 10 * MINUTE), false);
+        assert.equal(await store.get(s.idHash, now), undefined, 'not brought back');
+      });
+
       // The account page's "last active" and address: one conditional write, at most once per interval.
       it('touch: records a use and its address unless one was recorded since notBefore; concurrent touches write once', async () => {
         const store = storage.sessions;
