@@ -91,6 +91,8 @@ export interface Config {
   readonly mailFrom: string;
   /** Folder of the files bots send; undefined: `files` in the data folder (src/store/bot/files-disk.ts). */
   readonly filesDir: string | undefined;
+  /** GATEHOUSE_BOT_FILE_QUOTA: the bytes one bot's files may add up to. */
+  readonly botFileQuota: number;
   /** Base64 of the 32-byte key stored secrets are encrypted under; unset: a key file in the data folder (src/store/secrets/key-file.ts). */
   readonly secretKey: string | undefined;
 }
@@ -208,6 +210,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     smtp: v.GATEHOUSE_SMTP_URL,
     mailFrom: v.GATEHOUSE_MAIL_FROM ?? `Gatehouse <no-reply@${new URL(v.GATEHOUSE_AUTH_URL ?? base(scheme, v.GATEHOUSE_AUTH_PORT)).hostname}>`,
     filesDir: v.GATEHOUSE_FILES_DIR,
+    botFileQuota: v.GATEHOUSE_BOT_FILE_QUOTA,
     secretKey: v.GATEHOUSE_SECRET_KEY,
   });
 }

@@ -340,7 +340,8 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog, links: Pr
   const conversations = new Conversations({ storage, users: gh.storage.users, wakeups, clock });
   const callbacks = new CallbackQueries({ storage, wakeups, clock });
   const blobs = await DiskBlobStore.forDeployment(config.filesDir, config.databaseUrl);
-  const files = new BotFiles({ files: storage.files, blobs, people: storage.people, clock, http: gh.outbound.registered.request });
+  const files = new BotFiles({ files: storage.files, blobs, people: storage.people, clock, http: gh.outbound.registered.request, quotaBytes: config.botFileQuota });
+  const sweepFiles = () => files.sweep().catch((err) => log.warn({ err }, 'sweeping bot files failed'));
   const methods = botMethods({
     stores: storage, conversations, callbacks, files, wakeups, clock,
     allowPrivateWebhooks: config.allowPrivateWebhooks, checkWebhookUrl: botWebhookChecker(gh.outbound.registered.check),
@@ -365,7 +366,10 @@ export async function createBotInterface(gh: Gatehouse, log: StoreLog, links: Pr
     files,
     async start() {
       await deliverer.start();
+      // Uploads a crash or a lost connection left in staging, and bytes no file row names any more (a deleted bot's).
+      void sweepFiles();
       purge = setInterval(() => {
+        void sweepFiles();
         storage.updates.purgeOlderThan(clock.now() - UPDATE_TTL_MS).catch((err) => log.warn({ err }, 'purging old bot updates failed'));
         storage.callbacks.purgeOlderThan(clock.now() - UPDATE_TTL_MS).catch((err) => log.warn({ err }, 'purging old callback queries failed'));
       }, PURGE_UPDATES_EVERY_MS);

@@ -48,6 +48,19 @@ function rate(name: string) {
     .transform(Number);
 }
 
+/** A size in bytes: a number, or one with a unit (kB, MB, GB, TB are powers of 1000; KiB, MiB, GiB, TiB of 1024). */
+const UNITS = new Map(Object.entries({ '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4 }));
+function byteSize(name: string) {
+  const parse = (raw: string) => {
+    const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(raw.trim());
+    const unit = m ? UNITS.get(m[2]!.toLowerCase()) : undefined;
+    return m && unit ? Math.floor(Number(m[1]) * unit) : NaN;
+  };
+  return z.string()
+    .refine((raw) => Number.isSafeInteger(parse(raw)) && parse(raw) > 0, { error: refused(name, 'must be a size such as 500MB or 1GiB') })
+    .transform(parse);
+}
+
 const TRUE = ['1', 'true', 'yes', 'on'];
 const FALSE = ['0', 'false', 'no', 'off'];
 function boolean(name: string) {
@@ -220,6 +233,11 @@ const DECLARED = {
     defaultText: '<data folder>/files',
     description: 'folder of the files bots send (photos, documents). Unset: `files` in the data folder (the SQLite file\'s folder; `./data` for PostgreSQL); a temporary folder for `sqlite::memory:`. Every process of one deployment needs the same folder (a shared mount)',
     schema: text,
+  }),
+  GATEHOUSE_BOT_FILE_QUOTA: setting({
+    default: 1024 ** 3, defaultText: '1GiB',
+    description: 'bytes the files one bot sends may add up to (`500MB`, `2GiB`, or bytes); past it an upload is refused with 400',
+    schema: byteSize,
   }),
   GATEHOUSE_WEBHOOK_TIMEOUT: setting({ default: 15, description: 'seconds a webhook receiver (or the Bot API) gets to answer before the attempt counts as failed', schema: (name) => integer(name, 1, 300) }),
   GATEHOUSE_SMTP_URL: optional({

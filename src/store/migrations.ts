@@ -1,7 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 import { botMigration } from './bot/migration.js';
 import { botInteractiveMigration } from './bot/migration-interactive.js';
-import { botFilesMigration } from './bot/files-migration.js';
+import { botFileQuotaMigration, botFilesMigration } from './bot/files-migration.js';
 import { botCallbackAnsweredMigration, botCallbackCacheMigration } from './bot/callbacks-migration.js';
 import { notifyMigration } from './notify/migration.js';
 import { notifyBatchesMigration } from './notify/fanout.js';
@@ -163,6 +163,7 @@ const migrations: Record<string, Migration> = {
   '0009_admin_users': adminUsersMigration,
   '0010_notify_batches': notifyBatchesMigration,
   '0011_bot_files': botFilesMigration,
+  '0025_bot_file_quota': botFileQuotaMigration,
   '0012_dpop': dpopMigration,
   '0013_backchannel': backchannelMigration,
   '0015_mfa': mfaMigration,

@@ -66,6 +66,7 @@ const SAMPLES: Record<SettingName, [string, (c: ReturnType<typeof loadConfig>) =
     { kind: 'smtp', secure: true, host: 'smtp.example.test', port: 465, user: 'mailer', pass: 'p@ss' }],
   GATEHOUSE_MAIL_FROM: ['Example <id@example.test>', (c) => c.mailFrom, 'Example <id@example.test>'],
   GATEHOUSE_FILES_DIR: ['/srv/gatehouse/files', (c) => c.filesDir, '/srv/gatehouse/files'],
+  GATEHOUSE_BOT_FILE_QUOTA: ['500MB', (c) => c.botFileQuota, 500_000_000],
 };
 
 /** Settings some samples need beside them (a pair, or a prerequisite). */
@@ -124,6 +125,9 @@ describe('settings: one table for loadConfig, the flags, --help and docs/deploym
       [{ GATEHOUSE_LOG_LEVEL: 'loud' }, /^GATEHOUSE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"$/],
       [{ GATEHOUSE_BOT_FLOOD_CHAT_RATE: '-1' }, /^GATEHOUSE_BOT_FLOOD_CHAT_RATE must be a number from 0 to 1000000, got "-1"$/],
       [{ GATEHOUSE_BOT_FLOOD_GLOBAL_BURST: '0' }, /^GATEHOUSE_BOT_FLOOD_GLOBAL_BURST must be an integer from 1 to 1000000, got "0"$/],
+      [{ GATEHOUSE_BOT_FILE_QUOTA: 'lots' }, /^GATEHOUSE_BOT_FILE_QUOTA must be a size such as 500MB or 1GiB, got "lots"$/],
+      [{ GATEHOUSE_BOT_FILE_QUOTA: '0' }, /^GATEHOUSE_BOT_FILE_QUOTA must be a size such as 500MB or 1GiB, got "0"$/],
+      [{ GATEHOUSE_BOT_FILE_QUOTA: '2XB' }, /^GATEHOUSE_BOT_FILE_QUOTA must be a size such as 500MB or 1GiB, got "2XB"$/],
       [{ GATEHOUSE_WEBHOOK_TIMEOUT: '301' }, /^GATEHOUSE_WEBHOOK_TIMEOUT must be an integer from 1 to 300, got "301"$/],
       [{ GATEHOUSE_WORKERS: '0' }, /^GATEHOUSE_WORKERS must be auto or an integer from 1 to 256, got "0"$/],
       [{ GATEHOUSE_WORKERS: 'all' }, /^GATEHOUSE_WORKERS must be auto or an integer from 1 to 256, got "all"$/],

@@ -105,6 +105,20 @@ export class BotApi {
     return this.callAs(await this.authenticate(token, origin.address), method, params, origin.signal);
   }
 
+  /**
+   * Before a multipart body is read (src/http/bot/multipart.ts): the token,
+   * with the same check and wrong-token throttle as every call, then the
+   * method. A wrong token or an unknown method is refused before a byte of
+   * the body is written anywhere; file parts are written only for a method
+   * that takes files (`takesFiles`), and dropped unread otherwise.
+   */
+  async admitUpload(token: string, method: string, address: string): Promise<{ bot: BotRecord; takesFiles: boolean }> {
+    const bot = await this.authenticate(token, address);
+    const entry = this.deps.methods.get(method);
+    if (!entry) throw notFound('method not found');
+    return { bot, takesFiles: entry.takesFiles === true };
+  }
+
   /** A method call by an authenticated bot. */
   async callAs(bot: BotRecord, method: string, raw: BotParams, signal?: CallOrigin['signal']): Promise<unknown> {
     const entry = this.deps.methods.get(method);

@@ -20,6 +20,16 @@ const MAX_RATIO = 20;
 export const WRONG_FILE = 'wrong file identifier/HTTP URL specified';
 export const URL_FAILED = 'failed to get HTTP URL content';
 export const TOO_BIG = 'file is too big';
+/** Past GATEHOUSE_BOT_FILE_QUOTA: the bot has stored that many bytes already. */
+export const QUOTA_EXCEEDED = "not enough room: the bot's files reached its storage quota";
+
+/**
+ * Staged bytes untouched this long are leftovers (a crash, a lost
+ * connection): an upload being read keeps writing, so its file stays fresh.
+ */
+export const STAGING_GRACE_MS = 10 * 60_000;
+/** Kept bytes no row names are removed once this old: long past the moment between keeping them and adding their row. */
+export const UNUSED_GRACE_MS = 10 * 60_000;
 
 /**
  * A file part of a multipart request, staged in the blob store while the
@@ -43,6 +53,8 @@ export interface BotFilesDeps {
   clock: Clock;
   /** The outbound client for destinations bots choose (its SSRF guard refuses reserved addresses). */
   http: OutboundHttp;
+  /** GATEHOUSE_BOT_FILE_QUOTA: the bytes one bot's files may add up to. */
+  quotaBytes: number;
 }
 
 /** Maps, not objects: a file name's extension comes from the request ("x.constructor" must find nothing). */
@@ -142,8 +154,38 @@ export class BotFiles {
       fileId: newFileId(kind), botId: bot.id, uniqueId: uniqueIdOf(staged.sha256), blobKey: await blobs.keep(staged), kind, size: staged.size,
       mimeType: mime, fileName: kind === 'document' ? fileName ?? 'document' : null, width, height, createdAt: clock.now(),
     };
-    await files.add(f);
+    // The quota check and the row are one atomic step (the store's conditional UPDATE). Bytes kept for a refused
+    // file go at once unless a row names them (the same bytes stored before).
+    if (!(await files.add(f, this.deps.quotaBytes))) {
+      await this.removeUnused(f.blobKey).catch(() => undefined);
+      throw badRequest(QUOTA_EXCEEDED);
+    }
+    // Kept again now that a row names them: a sweep that moved unused bytes aside in between finds the row,
+    // or has removed them and this puts them back (BlobStore.removeUnused).
+    await blobs.keep(staged);
     return f;
+  }
+
+  /** Removes the kept bytes of `key` unless a row names them, asked once they are moved aside (BlobStore.removeUnused). */
+  private removeUnused(key: string): Promise<boolean> {
+    return this.deps.blobs.removeUnused(key, async () => (await this.deps.files.keysInUse([key])).has(key));
+  }
+
+  /**
+   * Removes staged leftovers and kept bytes no file row names any more (a
+   * deleted bot's, a refused upload's). Run at start and on a timer
+   * (src/gatehouse.ts). File times are the file system's, so the wall clock.
+   */
+  async sweep(grace: { stagingMs: number; unusedMs: number } = { stagingMs: STAGING_GRACE_MS, unusedMs: UNUSED_GRACE_MS }): Promise<{ staged: number; unused: number }> {
+    const { blobs, files } = this.deps;
+    const staged = await blobs.sweepStaging(Date.now() - grace.stagingMs);
+    let unused = 0;
+    for await (const batch of blobs.kept()) {
+      const old = batch.filter((b) => b.keptAt < Date.now() - grace.unusedMs).map((b) => b.key);
+      const used = await files.keysInUse(old);
+      for (const key of old) if (!used.has(key) && (await this.removeUnused(key))) unused++;
+    }
+    return { staged, unused };
   }
 
   /** The person of chat `chatId` may read the file from now on. */

@@ -44,6 +44,12 @@ export interface BotMethod<M extends MethodName = MethodName, P = unknown> {
    * (getUpdates reads the row itself, with the statement that confirms.)
    */
   readonly currentBot?: boolean;
+  /**
+   * The method takes uploaded files (an InputFile parameter): only then are a
+   * multipart request's file parts written anywhere, and only once the token
+   * is checked (src/http/bot/multipart.ts, BotApi.admitUpload).
+   */
+  readonly takesFiles?: true;
   /** The chat a call writes a message into: flood control applies to it (api.ts). */
   writesTo?(params: P): number | string;
   run(call: CallContext, params: P): Promise<ApiResult<M> | Described<ApiResult<M>>>;

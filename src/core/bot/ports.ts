@@ -306,8 +306,16 @@ export interface StoredFile {
 }
 
 export interface BotFileStore {
-  add(f: StoredFile): Promise<void>;
+  /**
+   * Adds the file's row unless the bot's stored bytes (the sum of its files'
+   * sizes) would then exceed `quotaBytes`: false, and nothing added. The
+   * check and the insert are one atomic step across concurrent calls and
+   * processes (a conditional UPDATE of the bot's usage row).
+   */
+  add(f: StoredFile, quotaBytes: number): Promise<boolean>;
   get(fileId: string): Promise<StoredFile | undefined>;
+  /** Of `blobKeys`, those some file row still names (any bot's). */
+  keysInUse(blobKeys: readonly string[]): Promise<Set<string>>;
   /** Lets the people of the chat read the file (it was sent into the chat); idempotent. */
   grant(fileId: string, chatId: number): Promise<void>;
   granted(fileId: string, chatId: number): Promise<boolean>;
@@ -337,6 +345,16 @@ export interface BlobStore {
   keep(staged: StagedBlob): Promise<string>;
   /** Forgets staged bytes (kept ones stay). */
   discard(staged: StagedBlob): Promise<void>;
+  /** Removes staged bytes last written before `before` (ms): uploads a crash or a lost connection left. Returns how many. */
+  sweepStaging(before: number): Promise<number>;
+  /** The kept keys, a batch (up to a few hundred) at a time, with when each was last kept (ms). */
+  kept(): AsyncIterable<{ key: string; keptAt: number }[]>;
+  /**
+   * Removes the kept bytes of `key` unless `inUse()` (asked after they were
+   * moved aside, so a `keep` racing with it either sees them gone and keeps
+   * them again, or is seen by `inUse`) says a row names them.
+   */
+  removeUnused(key: string, inUse: () => Promise<boolean>): Promise<boolean>;
   open(key: string): Readable;
   close(): Promise<void>;
 }

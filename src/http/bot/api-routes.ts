@@ -4,6 +4,7 @@ import { botError, notFound } from '../../core/bot/errors.js';
 import { UploadedFile, type BotFiles } from '../../core/bot/files.js';
 import type { BotParams } from '../../core/bot/params.js';
 import { sendBotError, sendResult } from './envelope.js';
+import { admittedBot, releaseUpload } from './multipart.js';
 
 /** A repeated query or form parameter counts once, with its last value. */
 function lastValues(source: unknown, into: BotParams): void {
@@ -65,8 +66,16 @@ export async function botApiRoutes(app: FastifyInstance, api: BotApi, files: Bot
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const { bot: segment, method } = req.params as { bot: string; method: string };
     if (!segment.startsWith('bot') || !method) return sendBotError(reply, notFound());
-    const result = await api.call(segment.slice(3), method, mergedParams(req), { address: req.ip, signal: () => clientGone(reply) });
-    return sendResult(reply, result);
+    const origin = { address: req.ip, signal: () => clientGone(reply) };
+    // A multipart call was authenticated before its body was read (multipart.ts).
+    const bot = admittedBot(req);
+    try {
+      const result = bot ? await api.callAs(bot, method, mergedParams(req), origin.signal) : await api.call(segment.slice(3), method, mergedParams(req), origin);
+      return sendResult(reply, result);
+    } finally {
+      // Uploads the method kept are linked into the store by now; the rest go, whether it succeeded or threw.
+      await releaseUpload(req);
+    }
   };
   // A path outside /bot… (`/client/chats%2F`) names no Bot API method, whatever the verb.
   const notImplemented = async (req: FastifyRequest, reply: FastifyReply) =>

@@ -59,7 +59,7 @@ export async function buildBotServer(gh: Gatehouse, bots: BotApp, logger?: Fasti
   await app.register(formbody);
   instrumentHttp(app, 'bot');
   limitJsonDepth(app);
-  multipartFields(app, bots.files.blobs);
+  multipartFields(app, bots.files.blobs, bots.api);
   // Other media types: the body is ignored, as the parameters may all be in the query string.
   app.addContentTypeParser('*', (_req, payload, done) => {
     payload.resume();

@@ -132,6 +132,10 @@ export class SqlBotStore implements BotStore {
     await this.db.deleteFrom('bot_messages').where('bot_id', '=', id).execute();
     await this.db.deleteFrom('bot_chats').where('bot_id', '=', id).execute();
     for (const table of ['bot_callback_queries', 'bot_commands', 'bot_profiles'] as const) await this.db.deleteFrom(table).where('bot_id', '=', id).execute();
+    // Its files' rows (and their usage): the bytes no other row names go with the next sweep (BotFiles.sweep).
+    await this.db.deleteFrom('bot_file_chats').where('file_id', 'in', this.db.selectFrom('bot_files').select('file_id').where('bot_id', '=', id)).execute();
+    await this.db.deleteFrom('bot_files').where('bot_id', '=', id).execute();
+    await this.db.deleteFrom('bot_file_usage').where('bot_id', '=', id).execute();
   }
 
   async setWebhook(id: number, w: Webhook | null): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import { sql, type Kysely, type Migration } from 'kysely';
 
 /**
  * 0011_bot_files: files bots send (photos, documents). A row per file_id
@@ -27,5 +27,22 @@ export const botFilesMigration: Migration = {
       .addColumn('chat_id', 'bigint', (c) => c.notNull())
       .addPrimaryKeyConstraint('bot_file_chats_pk', ['file_id', 'chat_id'])
       .execute();
+  },
+};
+
+/**
+ * 0025_bot_file_quota: the bytes each bot's files add up to (GATEHOUSE_BOT_FILE_QUOTA
+ * bounds it; src/store/bot/files.ts raises it with the insert), from the rows
+ * stored so far; and an index to find whether any row still names a blob
+ * (the sweep of unused bytes).
+ */
+export const botFileQuotaMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.createTable('bot_file_usage').ifNotExists()
+      .addColumn('bot_id', 'bigint', (c) => c.primaryKey())
+      .addColumn('bytes', 'bigint', (c) => c.notNull())
+      .execute();
+    await sql`INSERT INTO bot_file_usage (bot_id, bytes) SELECT bot_id, SUM(size) FROM bot_files GROUP BY bot_id`.execute(db);
+    await db.schema.createIndex('bot_files_blob').ifNotExists().on('bot_files').column('blob_key').execute();
   },
 };

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { BotFileStore, FileKind, StoredFile } from '../../core/bot/ports.js';
 import type { DB } from '../schema.js';
 
@@ -16,6 +16,12 @@ export interface BotFilesTable {
   created_at: number;
 }
 
+/** Migration 0025_bot_file_quota: the bytes a bot's file rows add up to, kept by every add and delete. */
+export interface BotFileUsageTable {
+  bot_id: number;
+  bytes: number;
+}
+
 export interface BotFileChatsTable {
   file_id: string;
   chat_id: number;
@@ -26,6 +32,7 @@ declare module '../schema.js' {
   interface DB {
     bot_files: BotFilesTable;
     bot_file_chats: BotFileChatsTable;
+    bot_file_usage: BotFileUsageTable;
   }
 }
 
@@ -37,11 +44,31 @@ const toFile = (r: BotFilesTable): StoredFile => ({
 export class SqlBotFileStore implements BotFileStore {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async add(f: StoredFile): Promise<void> {
-    await this.db.insertInto('bot_files').values({
-      file_id: f.fileId, bot_id: f.botId, unique_id: f.uniqueId, blob_key: f.blobKey, kind: f.kind, size: f.size,
-      mime_type: f.mimeType, file_name: f.fileName, width: f.width, height: f.height, created_at: f.createdAt,
-    }).execute();
+  /**
+   * The quota and the insert in one transaction: the usage row is raised by a
+   * conditional UPDATE (`bytes + size <= quota`), which concurrent adds, in
+   * this process or another, pass one at a time (the row's lock on PostgreSQL,
+   * the database's write lock on SQLite), each seeing the others' bytes.
+   */
+  async add(f: StoredFile, quotaBytes: number): Promise<boolean> {
+    const write = async (tx: Kysely<DB>) => {
+      await tx.insertInto('bot_file_usage').values({ bot_id: f.botId, bytes: 0 }).onConflict((oc) => oc.column('bot_id').doNothing()).execute();
+      const raised = await tx.updateTable('bot_file_usage').set({ bytes: sql<number>`bytes + ${f.size}` })
+        .where('bot_id', '=', f.botId).where(sql<boolean>`bytes + ${f.size} <= ${quotaBytes}`).executeTakeFirst();
+      if (Number(raised.numUpdatedRows) === 0) return false;
+      await tx.insertInto('bot_files').values({
+        file_id: f.fileId, bot_id: f.botId, unique_id: f.uniqueId, blob_key: f.blobKey, kind: f.kind, size: f.size,
+        mime_type: f.mimeType, file_name: f.fileName, width: f.width, height: f.height, created_at: f.createdAt,
+      }).execute();
+      return true;
+    };
+    return this.db.isTransaction ? write(this.db) : this.db.transaction().execute(write);
+  }
+
+  async keysInUse(blobKeys: readonly string[]): Promise<Set<string>> {
+    if (!blobKeys.length) return new Set();
+    const rows = await this.db.selectFrom('bot_files').select('blob_key').distinct().where('blob_key', 'in', [...blobKeys]).execute();
+    return new Set(rows.map((r) => r.blob_key));
   }
 
   async get(fileId: string): Promise<StoredFile | undefined> {

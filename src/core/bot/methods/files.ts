@@ -80,6 +80,7 @@ export const fileMethods = (d: FileDeps) => [
   /** sendPhoto: PNG, JPEG, GIF or WebP up to 10 MB (5 MB by URL), its size read from the image header. */
   method('sendPhoto', {
     params: sendPhotoParams,
+    takesFiles: true,
     writesTo: (p) => p.chat_id!,
     async run({ bot, signal }, p) {
       const media = (f: StoredFile): MessageContent => ({ photo: photoSizes(f), ...(p.has_spoiler ? { has_media_spoiler: true as const } : {}) });
@@ -90,6 +91,7 @@ export const fileMethods = (d: FileDeps) => [
   /** sendDocument: any file up to 50 MB (20 MB by URL); a thumbnail is accepted and not shown. */
   method('sendDocument', {
     params: sendDocumentParams,
+    takesFiles: true,
     writesTo: (p) => p.chat_id!,
     async run({ bot, signal }, p) {
       return (await sendFile(d, bot, signal, p, p.document!, 'document', (f) => ({ document: documentObject(f) }))) as unknown as ApiResult<'sendDocument'>;
