@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { MAIL_ENDPOINT_ID, MAIL_EVENT_TYPE, type MailDelivery, type MailOutbox, type QueuedMail } from '../../core/mail/ports.js';
 import type { MailTemplate } from '../../core/mail/templates.js';
 import type { DeliveryStatus } from '../../core/notify/ports.js';
 import type { SecretBox } from '../../core/secret-box.js';
 import type { DB } from '../schema.js';
-import { MAIL_MESSAGE } from '../secrets/sealed.js';
+import { ENDPOINT_SECRET, MAIL_MESSAGE } from '../secrets/sealed.js';
 import { deliveryId, toDelivery } from '../notify/codec.js';
 import type { NotifyShared } from '../notify/shared.js';
 import { within, type TxScope } from '../transaction.js';
@@ -35,6 +36,12 @@ export class SqlMailOutbox implements MailOutbox {
     const envelope: Envelope = { to: m.to, template: m.template };
     const contents: Contents = { to: m.to, template: m.template, data: m.data };
     await within(this.db, this.scope, async (trx, scope) => {
+      // The endpoint its deliveries go to, made by the first message (its signing secret is never used, but sealed like any).
+      await trx.insertInto('webhook_endpoints').values({
+        id: MAIL_ENDPOINT_ID, kind: 'email', url: null, chat_id: null, user_id: null, event_types: '', description: 'e-mail (GATEHOUSE_SMTP_URL)',
+        secret: this.secrets.seal(randomBytes(24).toString('base64url'), ENDPOINT_SECRET.aad(MAIL_ENDPOINT_ID)), previous_secret: null,
+        previous_secret_expires_at: null, ordered: 0, disabled_at: null, disabled_reason: null, failing_since: null, created_at: m.createdAt, updated_at: m.createdAt,
+      }).onConflict((oc) => oc.column('id').doNothing()).execute();
       await trx.insertInto('notify_events').values({
         id: m.id, type: MAIL_EVENT_TYPE, version: 1, user_id: m.userId, data: JSON.stringify(envelope), created_at: m.createdAt,
       }).execute();
