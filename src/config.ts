@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { parseSecretKey } from './core/secret-box.js';
 import { loadProviders, type Provider } from './core/federation/providers.js';
-import { readSettings, type MailTransportSetting, type Registration, type Role, type Source, type TokenVerification } from './settings.js';
+import { readSettings, type MailTransportSetting, type MigrateMode, type Registration, type Role, type Source, type TokenVerification } from './settings.js';
 
 /**
  * Settings: flags, then environment variables, then these defaults
@@ -93,8 +95,10 @@ export interface Config {
   readonly filesDir: string | undefined;
   /** GATEHOUSE_BOT_FILE_QUOTA: the bytes one bot's files may add up to. */
   readonly botFileQuota: number;
-  /** Base64 of the 32-byte key stored secrets are encrypted under; unset: a key file in the data folder (src/store/secrets/key-file.ts). */
+  /** Base64 of the 32-byte key stored secrets are encrypted under (GATEHOUSE_SECRET_KEY, or read from GATEHOUSE_SECRET_KEY_FILE); unset: a key file in the data folder (src/store/secrets/key-file.ts). */
   readonly secretKey: string | undefined;
+  /** GATEHOUSE_MIGRATE: `auto`, serve applies pending migrations; `off`, serve refuses to start while any is pending. */
+  readonly migrate: MigrateMode;
 }
 
 export type { Role, TokenVerification } from './settings.js';
@@ -133,6 +137,28 @@ function deepFreeze<T>(value: T): T {
   Object.freeze(value);
   for (const v of Object.values(value)) deepFreeze(v);
   return value;
+}
+
+/**
+ * GATEHOUSE_SECRET_KEY, or the key read from GATEHOUSE_SECRET_KEY_FILE (a
+ * mounted secret keeps it out of the environment, which `ps e` and crash
+ * reports show). Both set is refused: which one wins would be a guess.
+ */
+function secretKeyOf(value: string | undefined, file: string | undefined): string | undefined {
+  if (file === undefined) return value;
+  if (value !== undefined) throw new ConfigError('GATEHOUSE_SECRET_KEY and GATEHOUSE_SECRET_KEY_FILE: set one of them, not both');
+  let raw: string;
+  try {
+    raw = readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new ConfigError(`GATEHOUSE_SECRET_KEY_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    parseSecretKey(raw, `GATEHOUSE_SECRET_KEY_FILE (${file})`);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  return raw;
 }
 
 const hostForUrl = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
@@ -211,7 +237,8 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     mailFrom: v.GATEHOUSE_MAIL_FROM ?? `Gatehouse <no-reply@${new URL(v.GATEHOUSE_AUTH_URL ?? base(scheme, v.GATEHOUSE_AUTH_PORT)).hostname}>`,
     filesDir: v.GATEHOUSE_FILES_DIR,
     botFileQuota: v.GATEHOUSE_BOT_FILE_QUOTA,
-    secretKey: v.GATEHOUSE_SECRET_KEY,
+    secretKey: secretKeyOf(v.GATEHOUSE_SECRET_KEY, v.GATEHOUSE_SECRET_KEY_FILE),
+    migrate: v.GATEHOUSE_MIGRATE,
   });
 }
 

@@ -132,7 +132,7 @@ const silent: StoreLog = { info: () => undefined, warn: () => undefined };
 export async function createGatehouse(config: Config, opts: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? silent;
-  const sql = opts.storage ?? (await openStorageWhenReachable(config.databaseUrl, log, { secretKey: config.secretKey }));
+  const sql = opts.storage ?? (await openStorageWhenReachable(config.databaseUrl, log, { secretKey: config.secretKey, migrations: config.migrate }));
   let storage: Storage = sql;
   // With Redis, sessions and rate limits are shared by every process behind one address.
   if (config.redisUrl) {

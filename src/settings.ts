@@ -26,6 +26,8 @@ const TOKEN_VERIFICATIONS = ['table', 'local', 'introspection'] as const;
 const LOG_FORMATS = ['json', 'text'] as const;
 const REGISTRATION_MODES = ['off', 'token', 'open'] as const;
 export type Registration = (typeof REGISTRATION_MODES)[number];
+const MIGRATE_MODES = ['auto', 'off'] as const;
+export type MigrateMode = (typeof MIGRATE_MODES)[number];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** A message that names the setting and repeats the value it refused. */
@@ -165,6 +167,15 @@ const DECLARED = {
         ctx.addIssue({ code: 'custom', message: (e as Error).message });
       }
     }),
+  }),
+  GATEHOUSE_SECRET_KEY_FILE: optional({
+    description: 'a file holding `GATEHOUSE_SECRET_KEY` (base64, surrounding white space ignored), e.g. a mounted container or systemd secret, so the key stays out of the environment; set one of the two, not both',
+    schema: text,
+  }),
+  GATEHOUSE_MIGRATE: setting<MigrateMode>({
+    default: 'auto',
+    description: '`auto`: `serve` applies pending database migrations at start; `off`: `serve` refuses to start while any is pending and names them, and `gatehouse migrate` applies them (one step of an upgrade, before the new version is deployed: docs/deployment.md, "Upgrading")',
+    schema: (name) => oneOf(name, MIGRATE_MODES),
   }),
   GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: setting({
     default: false,

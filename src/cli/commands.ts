@@ -23,7 +23,7 @@ export interface CommandSpec {
   readonly settings: readonly SettingName[] | 'all';
 }
 
-const STORAGE: readonly SettingName[] = ['GATEHOUSE_DATABASE_URL', 'GATEHOUSE_SECRET_KEY'];
+const STORAGE: readonly SettingName[] = ['GATEHOUSE_DATABASE_URL', 'GATEHOUSE_SECRET_KEY', 'GATEHOUSE_SECRET_KEY_FILE'];
 const str = (arg: string, help: string, multiple = false): OptionSpec => ({ type: 'string', arg, help, ...(multiple ? { multiple } : {}) });
 const flag = (help: string): OptionSpec => ({ type: 'boolean', help });
 const endpointId = str('E', 'the webhook endpoint id (`webhook list` shows them)');
@@ -35,6 +35,12 @@ export const COMMAND_SPECS = {
     notes: 'On a terminal the start prints a plain-text banner; otherwise (and with GATEHOUSE_LOG_FORMAT=json) every line is JSON. SIGTERM or Ctrl+C stops it after in-flight requests.',
     options: {},
     settings: 'all',
+  },
+  migrate: {
+    summary: 'apply the pending database migrations, print their names and exit (with GATEHOUSE_MIGRATE=off, serve only checks that none is pending)',
+    notes: 'example: gatehouse migrate --json   prints {"applied":["0027_mail"]}; {"applied":[]} when the database was up to date. Upgrading several processes: docs/deployment.md, "Upgrading"',
+    options: {},
+    settings: STORAGE,
   },
   'user create': {
     summary: 'create a user who signs in with a username and password',

@@ -28,6 +28,17 @@ async function withStorage<T>(config: Config, fn: (s: Awaited<ReturnType<typeof 
   }
 }
 
+/** `gatehouse migrate`: the one step of an upgrade that changes the schema (docs/deployment.md, "Upgrading"). */
+async function migrate(args: string[]): Promise<void> {
+  const { values } = parse(args, parserOptions('migrate'));
+  const config = configFrom(values);
+  let applied: string[] = [];
+  const storage = await openStorage(config.databaseUrl, { secretKey: config.secretKey, onMigrated: (names) => (applied = names) });
+  await storage.close();
+  print(Boolean(values.json), { applied },
+    applied.length ? `applied ${applied.length} migration(s):\n${applied.map((n) => `  ${n}`).join('\n')}` : 'the database is up to date: no migration pending');
+}
+
 async function userCreate(args: string[]): Promise<void> {
   const { values } = parse(args, parserOptions('user create'));
   if (!values['password-stdin']) throw new UsageError('--password-stdin is required (passwords are never taken as arguments)');
@@ -133,6 +144,7 @@ async function botCreate(args: string[]): Promise<void> {
 }
 
 export const DATABASE_COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  migrate,
   'user create': userCreate,
   'client create': clientCreate,
   'client list': clientList,

@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import { GatehouseError } from '../core/errors.js';
 import { SecretKeyError } from '../core/secret-box.js';
+import { PendingMigrationsError } from '../store/pending-migrations.js';
 import { serve as runServe } from './serve.js';
 import { configFrom, parse, UsageError } from './args.js';
 import { closestCommand, COMMAND_NAMES, commandHelp, overviewHelp, parserOptions, type CommandName } from './commands.js';
@@ -76,8 +77,8 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`gatehouse ${cmd}: ${e.message}\n\n${commandHelp(cmd)}\n`);
       return 2;
     }
-    // A refused input (a GatehouseError: its description is written for people), bad settings, a bad key file, a busy port.
-    if (e instanceof GatehouseError || e instanceof ConfigError || e instanceof SecretKeyError || e instanceof CliFailure) {
+    // A refused input (a GatehouseError: its description is written for people), bad settings, a bad key file, a busy port, pending migrations.
+    if (e instanceof GatehouseError || e instanceof ConfigError || e instanceof SecretKeyError || e instanceof CliFailure || e instanceof PendingMigrationsError) {
       process.stderr.write(`gatehouse: ${e.message}\n`);
       return 1;
     }

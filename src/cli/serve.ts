@@ -5,7 +5,7 @@ import type { RunningGatehouse } from '../server.js';
 import type { SqlStorage } from '../store/index.js';
 import { WORKER_SLOT_ENV } from '../infra/cluster-protocol.js';
 import type { ServedUrls } from '../infra/ready-line.js';
-import { clusterLogger, listenFailure, logFormatFor, packageVersion, serveLogger, startBanner } from './terminal.js';
+import { CliFailure, clusterLogger, listenFailure, logFormatFor, packageVersion, serveLogger, startBanner } from './terminal.js';
 
 type Format = 'json' | 'text';
 
@@ -75,8 +75,11 @@ async function serveAlone(config: Config, format: Format): Promise<void> {
  */
 async function servePrimary(config: Config, format: Format): Promise<void> {
   const logger = clusterLogger(config, format, 0);
-  const { startPrimary } = await import('../infra/cluster-primary.js');
-  const running = await startPrimary(config, logger);
+  const { startPrimary, WorkerStartError } = await import('../infra/cluster-primary.js');
+  const running = await startPrimary(config, logger).catch((e: unknown) => {
+    // The worker printed why; the primary's own stack would only bury it.
+    throw e instanceof WorkerStartError ? new CliFailure(e.message) : e;
+  });
   if (format === 'text') {
     const metricsUrl = config.metricsPort === undefined ? undefined : `http://${config.host}:${config.metricsPort}`;
     banner(config, running.urls, metricsUrl, running.someone);
@@ -97,7 +100,7 @@ async function serveWorker(config: Config, format: Format): Promise<void> {
   try {
     // Slot 1 applies the migrations and makes the key; the others open the database once it has.
     if (slot !== 1) await links.prepared();
-    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey, migrate: slot === 1, poolMax: workerPoolMax(config.workers) });
+    const storage = await openStorageWhenReachable(config.databaseUrl, logger, { secretKey: config.secretKey, migrate: slot === 1, migrations: config.migrate, poolMax: workerPoolMax(config.workers) });
     if (slot === 1) links.announcePrepared(await prepareDatabase(config, storage));
     running = await startGatehouse(Object.freeze({ ...config, roles }), {
       logger, storage, worker: { slot, links, ready: (urls) => links.ready(urls) },

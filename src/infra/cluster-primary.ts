@@ -104,6 +104,11 @@ function send(w: Worker, m: ToWorker): void {
   outbox.send(m);
 }
 
+/** A worker ended before it served: it wrote its own reason (a setting, pending migrations, a busy port) on stderr. */
+export class WorkerStartError extends Error {
+  override name = 'WorkerStartError';
+}
+
 export interface RunningPrimary {
   /** The URLs the workers serve (the same for all: they share the listening sockets). */
   urls: ServedUrls;
@@ -174,7 +179,7 @@ export async function startPrimary(config: Config, logger: Logger): Promise<Runn
       resolve();
       if (stopping) return;
       if (!allReady) {
-        settle.reject(new Error(`worker ${s.slot} exited (${signal ?? `status ${code}`}) before it served`));
+        settle.reject(new WorkerStartError(`worker ${s.slot} exited (${signal ?? `status ${code}`}) before it served; its error is above`));
         return;
       }
       s.failures = Date.now() - s.startedAt >= HEALTHY_MS ? 0 : s.failures + 1;

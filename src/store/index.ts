@@ -5,7 +5,7 @@ import { SqlCodeStore } from './codes.js';
 import { SqlConsentStore } from './consents.js';
 import { openDatabase, ping, type Database, type OpenOptions } from './db.js';
 import { SqlKeyStore } from './keys.js';
-import { migrateToLatest } from './migrations.js';
+import { migrateToLatest, refusePendingMigrations } from './migrations.js';
 import { SqlRateLimitStore } from './rate-limits.js';
 import type { DB } from './schema.js';
 import { SqlSessionStore } from './sessions.js';
@@ -84,6 +84,14 @@ export interface StorageOptions extends OpenOptions {
    * applied the migrations and checked the key, so this one only opens it.
    */
   migrate?: boolean;
+  /**
+   * GATEHOUSE_MIGRATE: `auto` (the default) applies pending migrations;
+   * `off` refuses to open a database that has any (PendingMigrationsError),
+   * so only `gatehouse migrate` changes the schema.
+   */
+  migrations?: 'auto' | 'off';
+  /** Told the names of the migrations this open applied (`gatehouse migrate` prints them). */
+  onMigrated?: (applied: string[]) => void;
 }
 
 /**
@@ -96,9 +104,10 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
   const secrets = new SecretBox(key);
   const database = await openDatabase(url, opts);
   try {
-    const migrate = (db: Kysely<DB>) => migrateToLatest(db as Kysely<unknown>);
+    const migrate = (db: Kysely<DB>) => (opts.migrations === 'off' ? refusePendingMigrations : migrateToLatest)(db as Kysely<unknown>);
     if (opts.migrate !== false) {
-      await (database.unbounded ? database.unbounded(migrate) : migrate(database.db));
+      const applied = await (database.unbounded ? database.unbounded(migrate) : migrate(database.db));
+      opts.onMigrated?.(applied);
       await prepareSecrets(database.db, secrets, source);
     }
   } catch (e) {

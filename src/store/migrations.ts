@@ -21,6 +21,7 @@ import { reauthMigration } from './reauth-migration.js';
 import { notifyLinkCodesMigration } from './notify/link-code-migration.js';
 import { mailMigration } from './mail/migration.js';
 import { oidcClaimsMigration } from './oidc/claims-migration.js';
+import { PendingMigrationsError } from './pending-migrations.js';
 import { accessMigration } from './access/migration.js';
 
 /**
@@ -197,13 +198,19 @@ async function migrationSchema(db: Kysely<unknown>): Promise<string | undefined>
   return rows[0]?.schema;
 }
 
-export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
-  const schema = await migrationSchema(db);
-  const migrator = new Migrator({ db, provider: new StaticProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
+function migratorFor(db: Kysely<unknown>, schema: string | undefined): Migrator {
+  return new Migrator({ db, provider: new StaticProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
+}
+
+/** Applies every pending migration; returns the names this call applied, in order (none: the database was up to date). */
+export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
+  const migrator = migratorFor(db, await migrationSchema(db));
+  const applied: string[] = [];
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
+    applied.push(...(results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName));
     const failed = results?.find((r) => r.status === 'Error');
-    if (!error && !failed) return;
+    if (!error && !failed) return applied;
     // kysely takes no lock on SQLite: a process (the CLI, a second server) that
     // migrates the same fresh file at the same moment makes ours roll back.
     // The next run finds its migrations applied; a short pause lets the
@@ -211,4 +218,24 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
     if (attempt === 5) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
   }
+}
+
+/** The migrations this version has that the database has not applied yet, in the order they would run. */
+export async function pendingMigrations(db: Kysely<unknown>): Promise<string[]> {
+  const all = await migratorFor(db, await migrationSchema(db)).getMigrations();
+  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/** GATEHOUSE_MIGRATE=off: opening the database checks instead of migrating. */
+export async function refusePendingMigrations(db: Kysely<unknown>): Promise<string[]> {
+  const pending = await pendingMigrations(db);
+  if (pending.length > 0) throw new PendingMigrationsError(pending);
+  return [];
+}
+
+/** Applies only the next pending migration; its name, or undefined when none was pending (tests walk the history step by step). */
+export async function migrateOneUp(db: Kysely<unknown>): Promise<string | undefined> {
+  const { error, results } = await migratorFor(db, await migrationSchema(db)).migrateUp();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return results?.find((r) => r.status === 'Success')?.migrationName;
 }

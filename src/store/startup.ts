@@ -33,7 +33,7 @@ export function throttledLog(log: StoreLog, msg: string, windowMs = LOG_EVERY_MS
  * serves once it is up rather than exiting). Other errors (a bad URL, a
  * failed migration) end the start at once.
  */
-export async function openStorageWhenReachable(url: string, log: StoreLog, opts: Pick<StorageOptions, 'secretKey' | 'migrate' | 'poolMax'> = {}): Promise<SqlStorage> {
+export async function openStorageWhenReachable(url: string, log: StoreLog, opts: Pick<StorageOptions, 'secretKey' | 'migrate' | 'migrations' | 'poolMax'> = {}): Promise<SqlStorage> {
   const onConnectionError = throttledLog(log, 'database connection lost; requests that need it answer 503 until it is back');
   const started = Date.now();
   let wait = FIRST_WAIT_MS;

@@ -13,6 +13,8 @@ const KEY = 'A'.repeat(43) + '=';
 const DIR = mkdtempSync(join(tmpdir(), 'gh-settings-'));
 const PROVIDERS_FILE = join(DIR, 'providers.json');
 writeFileSync(PROVIDERS_FILE, JSON.stringify([{ id: 'gh', type: 'github', client_id: 'a', client_secret: 'b' }]));
+const KEY_FILE = join(DIR, 'secret-key');
+writeFileSync(KEY_FILE, `${KEY}\n`, { mode: 0o600 });
 
 /** A valid value other than the default for every setting, and a config field it shows in. */
 const SAMPLES: Record<SettingName, [string, (c: ReturnType<typeof loadConfig>) => unknown, unknown]> = {
@@ -30,6 +32,8 @@ const SAMPLES: Record<SettingName, [string, (c: ReturnType<typeof loadConfig>) =
   GATEHOUSE_BOT_API_URL: ['https://bots.example.test', (c) => c.botApiUrl, 'https://bots.example.test'],
   GATEHOUSE_ADMIN_TOKEN: ['s3cret', (c) => c.adminToken, 's3cret'],
   GATEHOUSE_SECRET_KEY: [KEY, (c) => c.secretKey, KEY],
+  GATEHOUSE_SECRET_KEY_FILE: [KEY_FILE, (c) => c.secretKey, KEY],
+  GATEHOUSE_MIGRATE: ['off', (c) => c.migrate, 'off'],
   GATEHOUSE_ALLOW_PRIVATE_WEBHOOKS: ['yes', (c) => c.allowPrivateWebhooks, true],
   GATEHOUSE_ACCESS_TOKEN_TTL: ['120', (c) => c.accessTokenTtl, 120],
   GATEHOUSE_CODE_TTL: ['600', (c) => c.codeTtl, 600],
@@ -168,6 +172,24 @@ describe('settings: one table for loadConfig, the flags, --help and docs/deploym
     assert.equal(loadConfig({ GATEHOUSE_AUTH_URL: 'https://id.example.test/base' }).mailFrom, 'Gatehouse <no-reply@id.example.test>');
     assert.equal(loadConfig({ GATEHOUSE_AUTH_PORT: '0' }).mailFrom, 'Gatehouse <no-reply@127.0.0.1>');
     assert.equal(loadConfig({ GATEHOUSE_MAIL_FROM: 'id@example.test' }).mailFrom, 'id@example.test');
+  });
+
+  it('GATEHOUSE_MIGRATE: auto (default) or off; GATEHOUSE_SECRET_KEY_FILE: a readable file holding a key, never beside GATEHOUSE_SECRET_KEY', () => {
+    assert.equal(loadConfig({}).migrate, 'auto');
+    const badKey = join(DIR, 'bad-key');
+    writeFileSync(badKey, 'short\n');
+    const bad: [Record<string, string>, RegExp][] = [
+      [{ GATEHOUSE_MIGRATE: 'manual' }, /^GATEHOUSE_MIGRATE must be one of auto, off, got "manual"$/],
+      [{ GATEHOUSE_MIGRATE: 'true' }, /^GATEHOUSE_MIGRATE must be one of auto, off, got "true"$/],
+      [{ GATEHOUSE_SECRET_KEY_FILE: join(DIR, 'missing') }, /^GATEHOUSE_SECRET_KEY_FILE: cannot read .*missing \(ENOENT\)$/],
+      [{ GATEHOUSE_SECRET_KEY_FILE: badKey }, /^GATEHOUSE_SECRET_KEY_FILE \(.*bad-key\) must be 32 random bytes in base64/],
+      [{ GATEHOUSE_SECRET_KEY_FILE: KEY_FILE, GATEHOUSE_SECRET_KEY: KEY }, /^GATEHOUSE_SECRET_KEY and GATEHOUSE_SECRET_KEY_FILE: set one of them, not both$/],
+    ];
+    for (const [env, message] of bad) {
+      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && message.test((e as Error).message), JSON.stringify(env));
+    }
+    // The key file's content never appears in a refusal (it is a secret, even when malformed).
+    assert.throws(() => loadConfig({ GATEHOUSE_SECRET_KEY_FILE: badKey }), (e: unknown) => !(e as Error).message.includes('short'));
   });
 
   it('a bad flag value stops the command with the message on stderr', async () => {
