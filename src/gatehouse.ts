@@ -169,7 +169,9 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const notifyIdentity = new NotifyBotIdentity({ bots: sql.bot.bots, clock }, config.notifyBotToken);
   const mfa = createMfa({
     store: sql.mfa, users: storage.users, hasher, clock, events: storage.events, limits: storage.rateLimits, issuerName: 'Gatehouse', authUrl: () => oauth.issuer,
-    bot: notifyBot, actions: chatActions, locks: consoleStore, approvals: sql.approvals, log,
+    bot: notifyBot, actions: chatActions, locks: consoleStore, log,
+    // With Redis, the lock after "Not me" ends the sessions where they live (src/core/account-lock.ts).
+    approvals: storage === sql ? sql.approvals : { transaction: (fn) => sql.approvals.transaction((tx) => fn({ ...tx, sessions: storage.sessions })) },
   });
   const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore, (id) => mfa.factors.required(id));
   const idTokens = new IdTokenIssuer(oauth, keys, clock);
@@ -194,7 +196,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const sso = new SingleSignOn({ storage, sessions, keys, config: oauth, clock, send: outboundLogoutSender(outbound.registered.request) });
   // The buttons of the alerts in a person's linked chat, and its /sessions and /apps (src/core/notify/one-tap.ts).
   registerOneTapActions(chatActions, {
-    storage, clock, revokeSession: (userId, sid) => sso.revokeSession(userId, sid), lock: (userId, at) => consoleStore.setLocked(userId, at),
+    storage, clock, revokeSession: (userId, sid) => sso.revokeSession(userId, sid),
   });
   const { device, ciba } = createBackchannel({
     store: sql.currentOAuth.backchannel, storage, clock, issuer: () => oauth.issuer, interval: config.pollInterval, bot: notifyBot,

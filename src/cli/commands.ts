@@ -54,6 +54,18 @@ export const COMMAND_SPECS = {
     },
     settings: STORAGE,
   },
+  'user lock': {
+    summary: 'lock an account: every session ends and every refresh token and stored access token is revoked now; it cannot sign in until unlocked',
+    notes: 'example: gatehouse user lock --username alice --json',
+    options: { username: str('U', 'the account\'s username (required)') },
+    settings: [...STORAGE, 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_REDIS_PREFIX'],
+  },
+  'user unlock': {
+    summary: 'let a locked account sign in again (its old sessions and tokens stay ended)',
+    notes: 'example: gatehouse user unlock --username alice --json',
+    options: { username: str('U', 'the account\'s username (required)') },
+    settings: [...STORAGE, 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_REDIS_PREFIX'],
+  },
   'client create': {
     summary: 'register an OAuth client (application); prints its id and, for a confidential client, its secret once',
     notes: 'example: gatehouse client create --name "My app" --redirect-uri http://127.0.0.1:8080/demo/callback --scope user --json',

@@ -73,6 +73,8 @@ export interface User {
   name: string | null;
   passwordHash: string;
   createdAt: number;
+  /** When the account was locked (src/core/account-lock.ts); null or absent while it may sign in. */
+  lockedAt?: number | null;
 }
 
 export interface AuthorizationCode {

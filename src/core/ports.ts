@@ -25,6 +25,8 @@ export interface UserStore {
   get(id: string): Promise<User | undefined>;
   /** Case-insensitive. */
   findByUsername(username: string): Promise<User | undefined>;
+  /** Locks the account at `at` (null unlocks): src/core/account-lock.ts. False when there is no such user. */
+  setLocked(userId: string, at: number | null): Promise<boolean>;
 }
 
 export interface CodeStore {
@@ -49,6 +51,8 @@ export interface CodeStore {
    * (`consume`), which burns the code and tells why.
    */
   redeem(req: CodeRedemption): Promise<AuthorizationCode | undefined>;
+  /** Deletes the user's codes not yet redeemed (an account lock); returns how many. */
+  deleteUnusedForUser(userId: string): Promise<number>;
   /** Deletes codes a day past their expiry (a used code is kept that long so a late replay still revokes what it issued); returns how many. */
   purgeExpired(now: number): Promise<number>;
 }
@@ -116,6 +120,13 @@ export interface TokenStore {
   /** Deletes expired access tokens, refresh tokens and revoked-JWT entries; returns how many. */
   purgeExpired(now: number): Promise<number>;
 
+  /**
+   * Revokes every unrevoked token family of the user at every client, with
+   * their refresh tokens, and every stored access token of the user (those of
+   * no family too: the implicit grant's); atomically, like `revokeFamily`.
+   * Returns how many families it revoked (an account lock).
+   */
+  revokeAllForUser(userId: string, now: number): Promise<number>;
   /** Ids of the unrevoked token families of one user with one client (the account page's "remove access"). */
   activeFamilies(userId: string, clientId: string): Promise<string[]>;
 }

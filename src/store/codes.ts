@@ -44,6 +44,12 @@ export class SqlCodeStore implements CodeStore {
     return this.oneStep.redeem(req);
   }
 
+  async deleteUnusedForUser(userId: string): Promise<number> {
+    // Rare (an account lock): no index on user_id, so the hot inserts stay as they are.
+    const r = await this.db.deleteFrom('authorization_codes').where('user_id', '=', userId).where('consumed_at', 'is', null).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   /** In bounded batches (src/store/purge.ts); used codes stay a day past expiry so a late replay still revokes what they issued. */
   async purgeExpired(now: number, batch = PURGE_BATCH): Promise<number> {
     return deleteExpiredBatched(this.db, 'authorization_codes', 'code_hash', now - 86_400_000, batch);

@@ -128,7 +128,7 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     console: new SqlConsoleStore(db),
     registration: sqlRegistrationStorage(db, notify, secrets),
     mfa: new SqlMfaStore(db, secrets),
-    approvals: sqlApprovalTransactions(db, notify, secrets),
+    approvals: sqlApprovalTransactions(db, secrets, (trx, scope) => storesOn(trx, notify, secrets, scope)),
     linkCodes: new SqlLinkCodeStore(db),
     access: new SqlAccessStore(db),
     accessTransactions: sqlAccessTransactions(db, notify),

@@ -94,6 +94,21 @@ export class SqlTokenStore implements TokenStore {
     else await runTransaction(this.db, (trx) => ({ trx }), ({ trx }) => revoke(trx));
   }
 
+  async revokeAllForUser(userId: string, now: number): Promise<number> {
+    const revoke = async (db: Kysely<DB>) => {
+      // Children first, through the family index (token_families_user), then the families themselves.
+      const families = db.selectFrom('token_families').select('id').where('user_id', '=', userId);
+      await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', 'in', families).where('revoked_at', 'is', null).execute();
+      await db.updateTable('access_tokens').set({ revoked_at: now }).where('family_id', 'in', families).where('revoked_at', 'is', null).execute();
+      // The implicit grant's access tokens belong to no family.
+      await db.updateTable('access_tokens').set({ revoked_at: now }).where('family_id', 'is', null).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+      const r = await db.updateTable('token_families').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    };
+    if (this.db.isTransaction) return revoke(this.db);
+    return runTransaction(this.db, (trx) => ({ trx }), ({ trx }) => revoke(trx));
+  }
+
   async activeFamilies(userId: string, clientId: string): Promise<string[]> {
     const rows = await this.db.selectFrom('token_families').select('id')
       .where('user_id', '=', userId).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();

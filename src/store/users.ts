@@ -7,6 +7,8 @@ import { isUniqueViolation } from './codec.js';
 
 const toUser = (r: UsersTable): User => ({
   id: r.id, username: r.username, email: r.email, name: r.name, passwordHash: r.password_hash, createdAt: r.created_at,
+  // locked_at: migration 0009_admin_users (src/store/console).
+  lockedAt: r.locked_at === null || r.locked_at === undefined ? null : Number(r.locked_at),
 });
 
 /**
@@ -45,5 +47,10 @@ export class SqlUserStore implements UserStore {
   async findByUsername(username: string): Promise<User | undefined> {
     const r = await this.db.selectFrom('users').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
     return r && toUser(r);
+  }
+
+  async setLocked(userId: string, at: number | null): Promise<boolean> {
+    const r = await this.db.updateTable('users').set({ locked_at: at }).where('id', '=', userId).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 }

@@ -55,7 +55,7 @@ for (const { kind, skip } of await databaseKinds()) {
     /** The real transactions, with the outbox write failing: as if the database refused it mid-transaction. */
     const failingOutbox: ApprovalTransactions = {
       transaction: (fn) => storage.approvals.transaction((tx) => fn({
-        mfa: tx.mfa, locks: tx.locks, afterCommit: (h) => tx.afterCommit(h),
+        ...tx, afterCommit: (h) => tx.afterCommit(h),
         events: { hasSubscriber: (t) => tx.events.hasSubscriber(t), append: () => Promise.reject(new Error('the outbox write failed')) },
       })),
     };

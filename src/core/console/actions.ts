@@ -1,11 +1,11 @@
-import type { Client } from '../model.js';
+import type { Client, Session } from '../model.js';
+import { lockAccount, unlockAccount, type LockedBy, type LockResult, type UnlockedBy } from '../account-lock.js';
 import type { Clock, Storage } from '../ports.js';
 import { invalidRequest, notFound } from '../errors.js';
 import { parseScope } from '../scope.js';
 import { redirectUriProblem } from '../oauth/redirect-uri.js';
 import { recordEvent } from '../notify/record.js';
 import { sessionSid } from '../oidc/sso.js';
-import type { ConsoleStore } from './ports.js';
 
 /**
  * What the admin console does beyond the operations the JSON admin API and
@@ -86,35 +86,30 @@ export async function resetSessions(
 }
 
 /**
- * Revokes every token family the person holds, at every client (refresh
- * tokens and opaque access tokens; JWT access tokens run out within their
- * lifetime). Consents stay: they are the person's choice, not a credential.
+ * Locks an account (src/core/account-lock.ts: sessions ended, tokens revoked,
+ * `user.locked`, in one transaction); then tells the applications its sessions
+ * had signed in to (OpenID Connect Back-Channel Logout 1.0, through `signedOut`).
  */
-export async function revokeAllTokens(storage: Pick<Storage, 'clients' | 'transaction'>, clock: Clock, userId: string): Promise<number> {
-  const clients = await storage.clients.list();
-  const now = clock.now();
-  return storage.transaction(async (tx) => {
-    let n = 0;
-    for (const c of clients) {
-      for (const id of await tx.tokens.activeFamilies(userId, c.id)) {
-        await tx.tokens.revokeFamily(id, now);
-        n++;
-      }
-    }
-    return n;
-  });
-}
-
-/** Locks an account: it cannot sign in until unlocked, its sessions end now and its refresh tokens stop working. */
 export async function lockUser(
-  deps: { storage: Pick<Storage, 'sessions' | 'clients' | 'transaction'>; console: ConsoleStore; clock: Clock; revoke(userId: string, sid: string): Promise<unknown> },
+  deps: { storage: Pick<Storage, 'sessions' | 'transaction'>; clock: Clock; signedOut?(session: Session): Promise<unknown> },
   userId: string,
-): Promise<void> {
-  if (!(await deps.console.setLocked(userId, deps.clock.now()))) throw notFound('unknown user');
-  await resetSessions(deps, userId);
-  await revokeAllTokens(deps.storage, deps.clock, userId);
+  by: { by: LockedBy; ip?: string | null },
+): Promise<LockResult> {
+  const now = deps.clock.now();
+  const sessions = deps.signedOut ? await deps.storage.sessions.listForUser(userId, now) : [];
+  const locked = await deps.storage.transaction((tx) => lockAccount(tx, userId, by, now));
+  if (!locked) throw notFound('unknown user');
+  for (const s of sessions) await deps.signedOut!(s);
+  return locked;
 }
 
-export async function unlockUser(deps: { console: ConsoleStore }, userId: string): Promise<void> {
-  if (!(await deps.console.setLocked(userId, null))) throw notFound('unknown user');
+/** Lifts a lock (src/core/account-lock.ts); notFound when there is no such user. */
+export async function unlockUser(
+  deps: { storage: Pick<Storage, 'sessions' | 'users' | 'transaction'>; clock: Clock },
+  userId: string,
+  by: { by: UnlockedBy; ip?: string | null },
+): Promise<{ userId: string; username: string; wasLocked: boolean }> {
+  const r = await unlockAccount(deps.storage, userId, by, deps.clock.now());
+  if (!r) throw notFound('unknown user');
+  return r;
 }

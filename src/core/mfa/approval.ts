@@ -2,6 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import type { Clock, UserStore } from '../ports.js';
 import type { EventStore } from '../notify/ports.js';
 import { recordEvent } from '../notify/record.js';
+import { lockAccount } from '../account-lock.js';
 import { chatCallbackData, type ChatActionOutcome, type ChatActions, type ChatPress, type NotifyBotApi } from '../notify/actions.js';
 import type { Wakeups } from '../bot/wakeups.js';
 import type { ApprovalTransactions, MfaStore, PendingLogin } from './ports.js';
@@ -23,8 +24,8 @@ export interface ApprovalDeps {
   /** Wakes the waiting page in this process (others re-read storage). */
   wakeups: Wakeups;
   /**
-   * A decision, its event and the lock after "Not me" (the admin console's
-   * lock: an administrator unlocks it) are written in one transaction.
+   * A decision, its event and the lock after "Not me" (src/core/account-lock.ts:
+   * an administrator unlocks it) are written in one transaction.
    */
   transactions: ApprovalTransactions;
   log?: { warn(obj: object, msg: string): void };
@@ -158,7 +159,6 @@ export class ChatApproval {
     const notMe = m[2] === NOT_ME;
     const right = !notMe && a.choices[Number(m[2])] === a.number;
     const to = right ? 'approved' : 'denied';
-    const username = notMe ? (await this.deps.users.get(p.userId))?.username ?? '' : '';
     // The one decision: of two presses racing, one moves the state; the other is told what happened.
     const decided = await this.deps.transactions.transaction(async (tx) => {
       if (!(await tx.mfa.decideApproval(a.id, to, now))) return false;
@@ -167,10 +167,8 @@ export class ChatApproval {
       } else {
         await recordEvent(tx, 'signin.approval.denied', { user_id: p.userId, approval_id: a.id, ip: p.ip, reason: notMe ? 'not_me' : 'wrong_number' }, now);
       }
-      if (notMe) {
-        await tx.locks.setLocked(p.userId, now);
-        await recordEvent(tx, 'user.locked', { user_id: p.userId, username, ip: p.ip, locked_by: 'not_me' }, now);
-      }
+      // Whoever got the password may already be in: the lock ends their sessions and revokes their tokens too.
+      if (notMe) await lockAccount(tx, p.userId, { by: 'not_me', ip: p.ip }, now);
       return true;
     });
     if (!decided) {
@@ -183,7 +181,7 @@ export class ChatApproval {
     if (notMe) {
       return {
         answer: 'Denied. Your account is locked.', showAlert: true,
-        editText: 'Sign-in denied: you said it was not you. Your account is locked; an administrator can unlock it. Change your password: someone knows it.',
+        editText: 'Sign-in denied: you said it was not you. Your account is locked and signed out everywhere; an administrator can unlock it. Change your password: someone knows it.',
       };
     }
     return { answer: 'Wrong number: the sign-in was denied.', editText: outcomeText('denied') };

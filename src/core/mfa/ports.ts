@@ -1,5 +1,6 @@
 import type { Transactional } from '../ports.js';
 import type { Recorder } from '../notify/record.js';
+import type { LockStores } from '../account-lock.js';
 
 /** Second factors (docs/security.md, Second factors): what the stores keep. */
 
@@ -137,11 +138,10 @@ export interface MfaStore {
  * state, its event and, after "Not me", the account's lock — a crash between
  * them must not leave a decision without its event.
  */
-export interface ApprovalStores {
+export interface ApprovalStores extends LockStores {
   /** The whole store: a factor's change and its event commit together too (src/core/mfa/factors.ts). */
   mfa: MfaStore;
   events: Recorder;
-  locks: { setLocked(userId: string, at: number | null): Promise<boolean> };
 }
 
 export type ApprovalTransactions = Transactional<ApprovalStores>;

@@ -9,8 +9,13 @@ export interface EventPayloads {
   /** sid: the session's public id (OpenID Connect `sid`); null when no session began (password grant), absent in events recorded before it was added. */
   'user.login.succeeded': { user_id: string; username: string; ip: string; sid?: string | null };
   'user.login.failed': { user_id: string | null; username: string; ip: string; reason: 'invalid_credentials' | 'locked' };
-  /** `not_me`: the person answered "Not me" to a sign-in approval in chat; locked until an administrator unlocks it. */
-  'user.locked': { user_id: string | null; username: string; ip: string; locked_by: 'account' | 'address' | 'not_me' };
+  /**
+   * `account`, `address`: too many failed sign-ins, for a while. The others lock the account until it is
+   * unlocked (src/core/account-lock.ts): `not_me` ("Not me" on a sign-in approval in chat), `one_tap`
+   * ("Lock my account"), `admin` (the console), `cli` (`gatehouse user lock`).
+   */
+  'user.locked': { user_id: string | null; username: string; ip: string; locked_by: 'account' | 'address' | 'not_me' | 'one_tap' | 'admin' | 'cli' };
+  'user.unlocked': { user_id: string; username: string; ip: string; unlocked_by: 'admin' | 'cli' | 'password_reset' };
   'mfa.enrolled': { user_id: string; factor: 'totp' | 'passkey' | 'recovery_codes' | 'chat_approval'; passkey_name?: string };
   'mfa.removed': { user_id: string; factor: 'totp' | 'passkey' | 'recovery_codes' | 'chat_approval'; passkey_name?: string };
   'signin.approval.requested': { user_id: string; approval_id: string; ip: string; browser: string; expires_at: string };
@@ -36,6 +41,12 @@ export interface EventPayloads {
   'ciba.approved': { user_id: string; client_id: string; client_name: string; scope: string[]; binding_message: string | null };
   'ciba.denied': { user_id: string; client_id: string; client_name: string; scope: string[]; binding_message: string | null };
   'admin.action': { admin_user_id: string; admin_username: string; action: string; target_type: string; target_id: string; ip: string };
+  /** Elevation approved in chat (src/core/access/elevation.ts): `request_id` names one request through all four. */
+  'role.requested': { user_id: string; role: string; request_id: string; minutes: number; reason: string; approvers: string; approvals_required: number };
+  'role.granted': { user_id: string; role: string; request_id: string; minutes: number; until: string; approvals: number; approved_by: string };
+  'role.denied': { user_id: string; role: string; request_id: string; denied_by: string };
+  /** `was`: `requested` (nobody decided in time) or `granted` (the elevation ended). */
+  'role.expired': { user_id: string; role: string; request_id: string; was: 'requested' | 'granted' };
 }
 
 export type EventType = keyof EventPayloads;
@@ -52,7 +63,8 @@ interface CatalogueEntry {
 export const EVENT_CATALOGUE: Record<EventType, CatalogueEntry> = {
   'user.login.succeeded': { version: 1, personal: true, gated: false, summary: 'a person signed in (login page or password grant)' },
   'user.login.failed': { version: 1, personal: false, gated: false, summary: 'a sign-in was refused' },
-  'user.locked': { version: 1, personal: true, gated: false, summary: 'too many failed sign-ins: the account or address is locked for a while' },
+  'user.locked': { version: 1, personal: true, gated: false, summary: 'an account or address is locked: for a while after failed sign-ins, or until unlocked ("Not me", "Lock my account", an administrator)' },
+  'user.unlocked': { version: 1, personal: true, gated: false, summary: 'a locked account may sign in again (an administrator, or a password reset with its second factor)' },
   'mfa.enrolled': { version: 1, personal: true, gated: false, summary: 'a person added a second factor (authenticator app, passkey, recovery codes, chat approval)' },
   'mfa.removed': { version: 1, personal: true, gated: false, summary: 'a person removed a second factor' },
   'signin.approval.requested': { version: 1, personal: false, gated: false, summary: 'a sign-in waits for its approval in chat (number matching)' },
@@ -73,6 +85,10 @@ export const EVENT_CATALOGUE: Record<EventType, CatalogueEntry> = {
   'ciba.approved': { version: 1, personal: true, gated: false, summary: "a person approved an application's back-channel request in chat (CIBA)" },
   'ciba.denied': { version: 1, personal: false, gated: false, summary: "a person denied an application's back-channel request in chat (CIBA)" },
   'admin.action': { version: 1, personal: false, gated: false, summary: 'an administrator changed something in the admin console' },
+  'role.requested': { version: 1, personal: false, gated: false, summary: 'a person asked for a role at /account/access; its approvers were asked in chat' },
+  'role.granted': { version: 1, personal: false, gated: false, summary: 'a role request got its approvals: the person holds the role until it ends' },
+  'role.denied': { version: 1, personal: false, gated: false, summary: 'an approver denied a role request' },
+  'role.expired': { version: 1, personal: false, gated: false, summary: 'a role request lapsed unanswered, or a granted role ended' },
 };
 
 export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];

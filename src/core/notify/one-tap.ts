@@ -1,5 +1,6 @@
 import type { Clock, Storage } from '../ports.js';
 import { revokeApp } from '../oidc/account.js';
+import { lockAccount } from '../account-lock.js';
 import { sessionSid } from '../oidc/sso.js';
 import { linkedPeople } from '../oauth/device-chat.js';
 import { chatCallbackData, type ChatActionOutcome, type ChatActions, type ChatButton } from './actions.js';
@@ -44,8 +45,6 @@ export interface OneTapDeps {
   clock: Clock;
   /** Ends one of the person's sessions with its single logout (src/core/oidc/sso.ts); undefined when it is not theirs or gone. */
   revokeSession(userId: string, sid: string): Promise<unknown>;
-  /** The account lock an administrator lifts (src/core/console). */
-  lock(userId: string, at: number): Promise<boolean>;
 }
 
 const NOT_YOURS: ChatActionOutcome = { answer: 'Nothing done: that is not one of yours, or it is already gone.', showAlert: true };
@@ -99,9 +98,9 @@ export function registerOneTapActions(actions: ChatActions, deps: OneTapDeps): v
       }
       case 'lk': {
         const e = await ownEvent(press.chatId, arg, ['refresh_token.reuse_detected', 'authorization_code.reuse_detected']);
-        if (!e || !(await deps.lock(e.userId!, clock.now()))) return NOT_YOURS;
-        // Every session ends too: whoever replayed the token may also hold one.
-        await storage.sessions.deleteForUser(e.userId!);
+        // Whoever replayed the token may hold others and a session: the lock ends them all, in one transaction.
+        const now = clock.now();
+        if (!e || !(await storage.transaction((tx) => lockAccount(tx, e.userId!, { by: 'one_tap' }, now)))) return NOT_YOURS;
         return { answer: 'Account locked.', editText: 'Done: your account is locked and signed out everywhere. An administrator can unlock it.' };
       }
       default:

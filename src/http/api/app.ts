@@ -5,6 +5,7 @@ import { invalidToken } from '../../core/resource/errors.js';
 import { PROFILE_SCOPES, userProfile } from '../../core/resource/profile.js';
 import type { AccessTokenVerifier } from '../../core/resource/token.js';
 import type { Gatehouse } from '../../gatehouse.js';
+import { accountUsable } from '../../core/account-lock.js';
 import { gatehouseFastify, sendBearerError } from '../../middleware/fastify.js';
 import { apiResourceMetadata } from './resource-metadata.js';
 import { clientCertificateReader } from '../tls.js';
@@ -49,6 +50,8 @@ export async function buildApiServer(gh: Gatehouse, verifier: AccessTokenVerifie
       // A client acting for itself, or a deleted user: this token stands for no one signed in.
       const found = token.userId ? await gh.storage.users.get(token.userId) : undefined;
       if (!found) throw invalidToken('the access token does not belong to a user');
+      // A locked account's tokens are refused, self-contained ones too (src/core/account-lock.ts).
+      if (!accountUsable(found)) throw invalidToken('the account is locked');
       return userProfile(found, token.scope);
     };
     // RFC 6750 §2.2, §2.3: the token may come as a form field or a query parameter, each a string.

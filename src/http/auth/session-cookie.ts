@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Gatehouse } from '../../gatehouse.js';
+import { accountUsable } from '../../core/account-lock.js';
 import type { LogoutDelivery } from '../../core/oidc/backchannel.js';
 
 const secureOrigin = (gh: Gatehouse) => gh.oauth.issuer.startsWith('https:');
@@ -33,7 +34,8 @@ export async function currentSession(gh: Gatehouse, req: FastifyRequest) {
   const session = await gh.sessions.resolve(id, { ip: req.ip });
   if (!session || !id) return undefined;
   const user = await gh.storage.users.get(session.userId);
-  return user ? { id, session, user } : undefined;
+  // A locked account's sessions are refused on use, wherever they live (src/core/account-lock.ts).
+  return user && accountUsable(user) ? { id, session, user } : undefined;
 }
 
 export function clearSession(gh: Gatehouse, reply: FastifyReply): void {

@@ -40,7 +40,7 @@ ${users.length
 ${users.slice(0, PER_PAGE).map((u) => userRow(u, a.csrf, a.admin.userId))}</tbody></table>`
     : html`<p class="muted">No users${search ? ' match' : ' yet'}.</p>`}
 <p class="links">${pageNo > 1 ? html`<a href="${link(pageNo - 1)}">Previous page</a> ` : ''}${more ? html`<a href="${link(pageNo + 1)}">Next page</a>` : ''}</p>
-<p class="muted">A locked account cannot sign in on the login page until it is unlocked; locking also signs it out everywhere.</p>`);
+<p class="muted">A locked account cannot sign in until it is unlocked; locking also signs it out everywhere and revokes every token it holds.</p>`);
   };
 
   app.get('/admin/users', { ...PAGE, schema: { querystring: paramsOf('q', 'page') } }, async (req, reply) => {
@@ -66,12 +66,12 @@ ${users.slice(0, PER_PAGE).map((u) => userRow(u, a.csrf, a.admin.userId))}</tbod
   const name = async (a: AdminRequest, id: string) => (await a.store.getUser(id))?.username ?? id;
   act('/admin/users/:id/lock', async (a, id) => {
     if (id === a.admin.userId) return 'You cannot lock your own account.';
-    await lockUser({ storage: gh.storage, console: a.store, clock: gh.clock, revoke }, id);
+    await lockUser({ storage: gh.storage, clock: gh.clock, signedOut: (s) => gh.sso.signOut(s) }, id, { by: 'admin', ip: a.admin.ip });
     await a.record('user.lock', { type: 'user', id });
     return `${await name(a, id)} is locked and signed out everywhere.`;
   });
   act('/admin/users/:id/unlock', async (a, id) => {
-    await unlockUser({ console: a.store }, id);
+    await unlockUser({ storage: gh.storage, clock: gh.clock }, id, { by: 'admin', ip: a.admin.ip });
     await a.record('user.unlock', { type: 'user', id });
     return `${await name(a, id)} can sign in again.`;
   });

@@ -1,11 +1,9 @@
 import type { Kysely } from 'kysely';
 import { APPROVAL_SWEEP_WINDOW_MS, type ApprovalState, type ApprovalTransactions, type ChatApprovalRequest, type MfaStore, type Passkey, type PendingLogin, type TotpFactor } from '../../core/mfa/ports.js';
 import type { SecretBox } from '../../core/secret-box.js';
-import { SqlConsoleStore } from '../console/index.js';
-import { SqlEventStore } from '../notify/events.js';
-import type { NotifyShared } from '../notify/shared.js';
+import type { Stores } from '../../core/ports.js';
 import type { DB } from '../schema.js';
-import { runTransaction } from '../transaction.js';
+import { runTransaction, type TxScope } from '../transaction.js';
 import { MFA_TOTP_SECRET } from '../secrets/sealed.js';
 
 /* The tables of migration 0012_mfa (src/store/mfa/migration.ts). */
@@ -257,10 +255,9 @@ export class SqlMfaStore implements MfaStore {
 }
 
 /** An approval's decision, its event and the lock after "Not me" in one transaction (src/core/mfa/ports.ts). */
-export function sqlApprovalTransactions(db: Kysely<DB>, notify: NotifyShared, box: SecretBox): ApprovalTransactions {
+export function sqlApprovalTransactions(db: Kysely<DB>, box: SecretBox, storesOn: (trx: Kysely<DB>, scope: TxScope) => Stores): ApprovalTransactions {
   return {
-    transaction: (fn) => runTransaction(db, (trx, scope) => ({
-      mfa: new SqlMfaStore(trx, box), events: new SqlEventStore(trx, notify, scope), locks: new SqlConsoleStore(trx),
-    }), fn),
+    // The account's lock (src/core/account-lock.ts) writes users, tokens, codes, sessions and the outbox.
+    transaction: (fn) => runTransaction(db, (trx, scope) => ({ ...storesOn(trx, scope), mfa: new SqlMfaStore(trx, box) }), fn),
   };
 }

@@ -4,6 +4,7 @@ import { required, single } from '../../params.js';
 import type { AuthorizationCode, Client } from '../../model.js';
 import type { Storage, Stores } from '../../ports.js';
 import { recordEvent, wouldRecord } from '../../notify/record.js';
+import { accountUsable } from '../../account-lock.js';
 import { formatScope } from '../../scope.js';
 import { tokenTypeOf, type TokenResponse } from '../tokens.js';
 import { mayRefresh, type Grant, type GrantDeps } from './grant.js';
@@ -34,7 +35,10 @@ export const authorizationCodeGrant: Grant = {
         codeHash: sha256(code), clientId: client.id, now, redirectUri: redirectUri ?? null,
         challenge: verifier === undefined ? null : s256(verifier), jkt: dpopJkt ?? null, refresh: refresh?.next ?? null,
       });
-      if (c) return redeemed(storage, c, { client, dpopJkt, refresh: refresh?.token }, { tokenIssuer, idTokens });
+      if (c) {
+        await refuseLocked(storage, c, now);
+        return redeemed(storage, c, { client, dpopJkt, refresh: refresh?.token }, { tokenIssuer, idTokens });
+      }
     }
 
     // Atomically burn the single-use code before anything else is checked;
@@ -80,14 +84,28 @@ export const authorizationCodeGrant: Grant = {
       await idTokens?.attach(tx, response, { client, userId: c.userId, scope: c.scope, familyId: c.familyId, nonce: c.nonce, authTime: c.authTime });
       return response;
     });
+    let response: TokenResponse;
     try {
-      return await issue();
+      response = await issue();
     } catch (e) {
       if (!(await storage.tokens.getFamily(c.familyId))) throw e;
-      return issue();
+      response = await issue();
     }
+    await refuseLocked(storage, c, now);
+    return response;
   },
 };
+
+/**
+ * A code of an account locked since it was issued is not exchanged
+ * (src/core/account-lock.ts). Checked after the family is written, so a lock
+ * that committed meanwhile either revoked the family or is seen here.
+ */
+async function refuseLocked(storage: Pick<Storage, 'users' | 'tokens'>, c: AuthorizationCode, now: number): Promise<void> {
+  if (accountUsable(await storage.users.get(c.userId))) return;
+  await storage.tokens.revokeFamily(c.familyId, now);
+  throw invalidGrant('the account is locked');
+}
 
 /**
  * The first redemption may still be in flight and not have created the token
