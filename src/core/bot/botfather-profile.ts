@@ -2,7 +2,7 @@ import type { BotCommand } from '@grammyjs/types';
 import { GatehouseError } from '../errors.js';
 import type { ReplyMarkup } from './keyboards.js';
 import { botCommands, DEFAULT_SCOPE_KEY, PROFILE_LIMITS, setField } from './methods/profile.js';
-import type { BotProfileStore, BotRecord, ProfileField } from './ports.js';
+import type { BotProfileStore, BotRecord, BotStore, ProfileField } from './ports.js';
 
 /**
  * BotFather's profile commands (/setname, /setdescription, /setabouttext,
@@ -82,17 +82,17 @@ function commandProblem(detail: string): string {
 }
 
 /** Stores the value; the reply says whether it took (`again`: ask for the value once more). */
-export async function applyValue(profiles: BotProfileStore, command: EditCommand, bot: BotRecord, text: string, empty: boolean): Promise<{ reply: Reply; again: boolean }> {
+export async function applyValue(stores: { profiles: BotProfileStore; bots: Pick<BotStore, 'setName'> }, command: EditCommand, bot: BotRecord, text: string, empty: boolean): Promise<{ reply: Reply; again: boolean }> {
   if (command === 'setcommands') {
     const commands = empty ? [] : parseCommandLines(text);
     if (typeof commands === 'string') return { reply: { text: commands }, again: true };
-    await profiles.setCommands(bot.id, DEFAULT_SCOPE_KEY, '', commands.length ? commands : null);
+    await stores.profiles.setCommands(bot.id, DEFAULT_SCOPE_KEY, '', commands.length ? commands : null);
     return { reply: { text: DONE[command] }, again: false };
   }
   const field = FIELD[command];
   if (empty && field === 'name') return { reply: { text: 'Sorry, a bot must have a name. Send the new name, or /cancel.' }, again: true };
   try {
-    await setField({ profiles }, bot, field, empty ? '' : text, '');
+    await setField(stores, bot, field, empty ? '' : text, '');
   } catch (e) {
     if (!(e instanceof GatehouseError)) throw e;
     const why = /too long/.test(e.description ?? '') ? `this is too long: at most ${PROFILE_LIMITS[field]} characters` : (e.description ?? 'that did not work');

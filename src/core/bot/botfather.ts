@@ -165,7 +165,7 @@ export class BotFather {
   private async edited(person: Person, state: Extract<State, { step: 'edit' }>, text: string, empty: boolean): Promise<{ replies: Reply[]; next?: State }> {
     const bot = (await this.ownBots(person)).find((b) => b.id === state.botId);
     if (!bot) return { replies: [{ text: 'This bot is gone. Send /mybots to see your bots.' }] };
-    const { reply, again } = await applyValue(this.deps.storage.profiles, state.command, bot, text, empty);
+    const { reply, again } = await applyValue(this.deps.storage, state.command, bot, text, empty);
     return { replies: [reply], ...(again ? { next: state } : {}) };
   }
 

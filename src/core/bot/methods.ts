@@ -39,7 +39,8 @@ export function botMethods(d: MethodDeps): MethodTable {
   const { bots, chats, updates, profiles } = d.stores;
   const { conversations, wakeups, clock } = d;
   return new MethodTable([
-    method('getMe', { params: none, run: async ({ bot }) => getMeUser(bot) }),
+    // The row as stored now: a name set a moment ago through another process is the one answered (as Telegram does).
+    method('getMe', { params: none, currentBot: true, run: async ({ bot }) => getMeUser(bot) }),
     getUpdates({ bots, updates, wakeups }),
     sendMessage({ conversations, chats }),
     editMessageText({ conversations, chats, wakeups, clock }),
@@ -50,7 +51,7 @@ export function botMethods(d: MethodDeps): MethodTable {
     deleteWebhook({ bots, updates, wakeups }),
     getWebhookInfo({ updates }),
     answerCallbackQuery({ callbacks: d.callbacks }),
-    ...profileMethods({ profiles, conversations }),
+    ...profileMethods({ profiles, conversations, bots }),
     ...chatMethods({ conversations, chats, files: d.files }),
     ...fileMethods({ conversations, chats, files: d.files }),
     method('getChat', {

@@ -148,6 +148,8 @@ export interface BotStore {
   findByUsername(username: string): Promise<BotRecord | undefined>;
   listByOwner(userId: string): Promise<BotRecord[]>;
   setTokenHash(id: number, hash: string | null): Promise<void>;
+  /** The name getMe answers as `first_name` and messages show (setMyName and BotFather's /setname for the default language). */
+  setName(id: number, name: string): Promise<void>;
   /** Deletes the bot with its chats, messages and updates. */
   delete(id: number): Promise<void>;
   setWebhook(id: number, webhook: Webhook | null): Promise<void>;

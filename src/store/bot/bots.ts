@@ -124,6 +124,11 @@ export class SqlBotStore implements BotStore {
     changed();
   }
 
+  async setName(id: number, name: string): Promise<void> {
+    await this.db.updateTable('bots').set({ name }).where('id', '=', id).execute();
+    changed();
+  }
+
   /** The bot row goes first, so its token stops working before anything else is removed. */
   async delete(id: number): Promise<void> {
     await this.db.deleteFrom('bots').where('id', '=', id).execute();

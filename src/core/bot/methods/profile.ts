@@ -4,7 +4,7 @@ import type { Conversations } from '../conversations.js';
 import { badRequest } from '../errors.js';
 import { method } from '../method.js';
 import { field, json, str } from '../params.js';
-import type { BotProfileStore, BotRecord, ProfileField } from '../ports.js';
+import type { BotProfileStore, BotRecord, BotStore, ProfileField } from '../ports.js';
 
 /** Bot API setMyCommands: at most 100 commands of 1–32 characters, descriptions of 1–256. */
 export const MAX_COMMANDS = 100;
@@ -62,7 +62,7 @@ function commandScope(v: unknown): BotCommandScope {
   return scope as unknown as BotCommandScope;
 }
 
-type ProfileDeps = { profiles: BotProfileStore; conversations: Conversations };
+type ProfileDeps = { profiles: BotProfileStore; conversations: Conversations; bots: Pick<BotStore, 'setName'> };
 
 /**
  * The storage key of a scope: chat scopes name the person's chat by its id
@@ -122,10 +122,13 @@ export const profileMethods = (d: ProfileDeps) => [
 const TOO_LONG: Record<ProfileField, string> = { name: 'bot name is too long', description: 'bot description is too long', short_description: 'bot short description is too long' };
 
 /** An empty value removes the language's own one (then the default applies). BotFather's /setname etc. use it too. */
-export async function setField(d: Pick<ProfileDeps, 'profiles'>, bot: BotRecord, name: ProfileField, value: string | undefined, lang: string): Promise<true> {
+export async function setField(d: Pick<ProfileDeps, 'profiles' | 'bots'>, bot: BotRecord, name: ProfileField, value: string | undefined, lang: string): Promise<true> {
   const v = (value ?? '').trim();
   if (v.length > PROFILE_LIMITS[name]) throw badRequest(TOO_LONG[name]);
   await d.profiles.setProfile(bot.id, lang, name, v || null);
+  // The default name is the bot's name: getMe's first_name and the `from` of its messages (Telegram answers the new one).
+  // Removing it keeps the last one: a bot always has a name.
+  if (name === 'name' && lang === '' && v) await d.bots.setName(bot.id, v);
   return true;
 }
 
