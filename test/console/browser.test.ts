@@ -119,7 +119,7 @@ describe('admin console in Chromium', { skip: chromiumMissing(), timeout: 180_00
     const client = await server.createClient({ name: 'A client with a rather long name to wrap on a phone', redirectUris: ['https://a-very-long-host-name-for-testing.example.test/some/long/callback/path'] });
     const { context, page } = await signedIn(admin, '/admin', { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const [endpoint] = await server.gh.storage.events.endpoints.list();
-    for (const path of ['/admin', '/admin/clients', `/admin/clients/${client.id}`, '/admin/users', '/admin/keys', '/admin/bots', '/admin/webhooks', `/admin/webhooks/${endpoint!.id}`,
+    for (const path of ['/admin', '/admin/clients', `/admin/clients/${client.id}`, '/admin/users', '/admin/keys', '/admin/bots', '/admin/webhooks', `/admin/webhooks/${endpoint!.id}`, '/admin/mail',
       // The README walkthrough's landing page: its long command scrolls inside its own box.
       `/demo/callback?code=${'c'.repeat(43)}&state=xyz&iss=${encodeURIComponent(server.url)}`]) {
       await page.goto(`${server.url}${path}`);
