@@ -53,6 +53,8 @@ import type { DeviceFlow } from './core/oauth/device.js';
 import type { Ciba } from './core/oauth/ciba.js';
 import { createBackchannel } from './core/oauth/device-wiring.js';
 import { registerOneTapActions } from './core/notify/one-tap.js';
+import { createAccess, type Access } from './core/access/index.js';
+import { AccessClaims } from './core/access/claims.js';
 import { DiskBlobStore } from './store/bot/files-disk.js';
 import type { SqlStorage } from './store/index.js';
 import type { Redis } from 'ioredis';
@@ -110,6 +112,8 @@ export interface Gatehouse {
   mfa: Mfa;
   /** Sudo mode: sensitive changes need a recent password or second factor (src/core/reauth.ts). */
   reauth: Reauthentication;
+  /** Groups, roles, their claims and elevations approved in chat (src/core/access). */
+  access: Access;
   /** Device authorization (RFC 8628, src/core/oauth/device.ts). */
   device: DeviceFlow;
   /** OpenID Connect CIBA (src/core/oauth/ciba.ts). */
@@ -157,7 +161,9 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   await keys.init();
   // Rotations made elsewhere (other processes, the command line) are published here within a second (src/core/oauth/keys.ts).
   keys.watch();
-  const tokenIssuer = new TokenIssuer(oauth, keys, clock);
+  // Scopes `groups` and `roles` (src/core/access/claims.ts) in JWT access tokens and ID tokens.
+  const accessClaims = new AccessClaims(sql.access, clock);
+  const tokenIssuer = new TokenIssuer(oauth, keys, clock, accessClaims);
   const consoleStore = sql.console;
   const outbound = outboundClients(config);
   const chatActions = new ChatActions();
@@ -174,7 +180,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     approvals: storage === sql ? sql.approvals : { transaction: (fn) => sql.approvals.transaction((tx) => fn({ ...tx, sessions: storage.sessions })) },
   });
   const login = new LoginGuard(storage.users, storage.rateLimits, hasher, clock, storage.events, defaultLoginPolicy, consoleStore, (id) => mfa.factors.required(id));
-  const idTokens = new IdTokenIssuer(oauth, keys, clock);
+  const idTokens = new IdTokenIssuer(oauth, keys, clock, accessClaims);
   const clientThrottle = new CredentialThrottle(storage.rateLimits, clock, CLIENT_SECRET_POLICY);
   // jwks_uri is registered by clients: fetched with the registered destinations' SSRF rules.
   const clientAssertions = new ClientAssertions({ replay: sql.currentOAuth.replay, clock, http: outbound.registered.request, audiences: () => clientAssertionAudiences(oauth.issuer) });
@@ -240,6 +246,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     linkTargets: new LinkTargets({ notifyBot: notifyIdentity, people: sql.bot.people }),
     mfa,
     reauth: new Reauthentication({ sessions, factors: mfa.factors, clock, windowMs: config.reauthWindow * 1000 }),
+    access: { ...createAccess({ store: sql.access, transactions: sql.accessTransactions, users: storage.users, events: storage.events, clock, bot: notifyBot, actions: chatActions, log }), claims: accessClaims },
     device,
     ciba,
     mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }),

@@ -159,6 +159,37 @@ export const COMMAND_SPECS = {
     options: { id: endpointId, since: str('T', 'from this time (RFC 3339) (required)') },
     settings: STORAGE,
   },
+  'group create': {
+    summary: 'create a group of people (released as the `groups` claim; roles can be granted to it)',
+    notes: 'example: gatehouse group create --name ops --json   prints {"id":"…","name":"ops"}',
+    options: { name: str('G', 'the group\'s name (required; unique in any case; letters, digits, . _ : -)') },
+    settings: STORAGE,
+  },
+  'group add': { summary: 'add a person to a group', options: { group: str('G', 'the group (required)'), username: str('U', 'the person (required)'), user: str('U', 'the same as --username') }, settings: STORAGE },
+  'group remove': { summary: 'remove a person from a group', options: { group: str('G', 'the group (required)'), username: str('U', 'the person (required)'), user: str('U', 'the same as --username') }, settings: STORAGE },
+  'group list': { summary: 'list the groups with their members', options: {}, settings: STORAGE },
+  'role create': {
+    summary: 'create a role (released as the `roles` claim); with --approvers, people may ask for it at /account/access and the group approves in chat',
+    notes: 'example: gatehouse role create --name deploy --approvers ops --approvals 2 --max-minutes 60',
+    options: {
+      name: str('R', 'the role\'s name (required; unique in any case; letters, digits, . _ : -)'),
+      approvers: str('G', 'a group whose members approve requests for the role in their linked chat'),
+      approvals: str('K', 'approvals needed, never the asker\'s own, 1 to 10 (default 1)'),
+      'max-minutes': str('M', 'the longest a request may hold the role, 1 to 1440 (default 60)'),
+    },
+    settings: STORAGE,
+  },
+  'role grant': {
+    summary: 'grant a role to a person or to every member of a group',
+    options: { role: str('R', 'the role (required)'), username: str('U', 'the person'), user: str('U', 'the same as --username'), group: str('G', 'the group (instead of --username)') },
+    settings: STORAGE,
+  },
+  'role revoke': {
+    summary: 'take a role granted to a person or a group back',
+    options: { role: str('R', 'the role (required)'), username: str('U', 'the person'), user: str('U', 'the same as --username'), group: str('G', 'the group (instead of --username)') },
+    settings: STORAGE,
+  },
+  'role list': { summary: 'list the roles with whom they are granted to', options: {}, settings: STORAGE },
   'secret-key rotate': {
     summary: 're-encrypt stored secrets under a new key (stop every process first)',
     options: { 'new-key-stdin': flag('read the new key (32 bytes, base64) from standard input instead of making one') },

@@ -16,6 +16,7 @@ import { BotInputError, createBot } from '../core/bot/manage.js';
 import { BotUsernameTakenError } from '../core/bot/ports.js';
 import { secretKeyCommands } from './secret-key.js';
 import { registrationCommands } from './registration.js';
+import { accessCommands } from './access.js';
 import { userLockCommands } from './user-lock.js';
 import { configFrom, parse, print, readStdin, UsageError } from './args.js';
 import { parserOptions } from './commands.js';
@@ -154,5 +155,6 @@ export const DATABASE_COMMANDS: Record<string, (args: string[]) => Promise<void>
   ...webhookCommands({ parse, configFrom, print, withStorage }),
   ...secretKeyCommands({ parse, configFrom, print }, readStdin),
   ...registrationCommands({ parse, configFrom, print, withStorage }),
+  ...accessCommands({ parse, configFrom, print, withStorage }),
   ...userLockCommands({ parse, configFrom, print, withStorage }),
 };

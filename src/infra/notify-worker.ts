@@ -77,7 +77,8 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, options: Partia
   // Every worker sweeps: the conditional UPDATE lets one record each expiry, the edit is idempotent (src/core/mfa/approval.ts).
   let sweeping: Promise<unknown> | undefined;
   const sweep = setInterval(() => {
-    sweeping ??= gh.mfa.approval.sweepExpired(gh.clock.now())
+    // Role requests nobody decided and elevations past their end too (src/core/access/elevation.ts).
+    sweeping ??= Promise.all([gh.mfa.approval.sweepExpired(gh.clock.now()), gh.access.elevations.sweep(gh.clock.now())])
       .catch((err) => logger.warn({ err }, 'sweeping expired sign-in approvals failed'))
       .finally(() => (sweeping = undefined));
   }, approvalSweepMs);

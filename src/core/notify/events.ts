@@ -41,6 +41,12 @@ export interface EventPayloads {
   'ciba.approved': { user_id: string; client_id: string; client_name: string; scope: string[]; binding_message: string | null };
   'ciba.denied': { user_id: string; client_id: string; client_name: string; scope: string[]; binding_message: string | null };
   'admin.action': { admin_user_id: string; admin_username: string; action: string; target_type: string; target_id: string; ip: string };
+  /** Elevation approved in chat (src/core/access/elevation.ts): `request_id` names one request through all four. */
+  'role.requested': { user_id: string; role: string; request_id: string; minutes: number; reason: string; approvers: string; approvals_required: number };
+  'role.granted': { user_id: string; role: string; request_id: string; minutes: number; until: string; approvals: number; approved_by: string };
+  'role.denied': { user_id: string; role: string; request_id: string; denied_by: string };
+  /** `was`: `requested` (nobody decided in time) or `granted` (the elevation ended). */
+  'role.expired': { user_id: string; role: string; request_id: string; was: 'requested' | 'granted' };
 }
 
 export type EventType = keyof EventPayloads;
@@ -79,6 +85,10 @@ export const EVENT_CATALOGUE: Record<EventType, CatalogueEntry> = {
   'ciba.approved': { version: 1, personal: true, gated: false, summary: "a person approved an application's back-channel request in chat (CIBA)" },
   'ciba.denied': { version: 1, personal: false, gated: false, summary: "a person denied an application's back-channel request in chat (CIBA)" },
   'admin.action': { version: 1, personal: false, gated: false, summary: 'an administrator changed something in the admin console' },
+  'role.requested': { version: 1, personal: false, gated: false, summary: 'a person asked for a role at /account/access; its approvers were asked in chat' },
+  'role.granted': { version: 1, personal: false, gated: false, summary: 'a role request got its approvals: the person holds the role until it ends' },
+  'role.denied': { version: 1, personal: false, gated: false, summary: 'an approver denied a role request' },
+  'role.expired': { version: 1, personal: false, gated: false, summary: 'a role request lapsed unanswered, or a granted role ended' },
 };
 
 export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];

@@ -11,6 +11,7 @@ import type { ClientAssertions } from './client-assertion.js';
 import type { OAuthConfig } from './config.js';
 import type { TokenInspector } from './inspect.js';
 import type { TokenRequest } from './token-endpoint.js';
+import type { AccessClaims } from '../access/claims.js';
 
 /**
  * RFC 7662. Closed unless the caller authenticates as a client registered to
@@ -18,7 +19,10 @@ import type { TokenRequest } from './token-endpoint.js';
  */
 export async function introspect(
   req: TokenRequest,
-  deps: { storage: Storage; inspector: TokenInspector; config: OAuthConfig; clock: Clock; clientThrottle: CredentialThrottle; clientAssertions?: ClientAssertions },
+  deps: {
+    storage: Storage; inspector: TokenInspector; config: OAuthConfig; clock: Clock; clientThrottle: CredentialThrottle; clientAssertions?: ClientAssertions;
+    access?: { claims: AccessClaims };
+  },
 ): Promise<Record<string, unknown>> {
   const { client } = await authenticateClient(deps.storage.clients, req, deps.clock.now(), deps.clientThrottle, deps.clientAssertions);
   if (!client.introspect) throw new GatehouseError('unauthorized_client', 'client is not allowed to introspect tokens', 403);
@@ -47,6 +51,8 @@ export async function introspect(
     // RFC 8705 §3.2: the resource server learns which certificate the token is bound to.
     // RFC 9449 §6.2: and which DPoP key (`jkt`).
     ...(info.certThumbprint || info.dpopJkt ? { cnf: { ...(info.certThumbprint ? { 'x5t#S256': info.certThumbprint } : {}), ...(info.dpopJkt ? { jkt: info.dpopJkt } : {}) } } : {}),
+    // Issue 28: the person's groups and roles as they are now (an ended elevation is gone even from a token issued during it).
+    ...(info.kind === 'access_token' && deps.access ? await deps.access.claims.values(info.userId, info.scope) : {}),
   };
 }
 

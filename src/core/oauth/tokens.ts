@@ -9,6 +9,7 @@ import { recordEvent, whileRecording } from '../notify/record.js';
 import { certificateBinding } from './mtls.js';
 import { audienceClaim } from './resource-indicators.js';
 import { newToken, tokenKey } from './token-key.js';
+import type { AccessClaims } from '../access/claims.js';
 
 /** Prefixes make leaked tokens recognisable to secret scanners; what follows: src/core/oauth/token-key.ts. */
 export const OPAQUE_PREFIX = 'gh_at_';
@@ -61,6 +62,9 @@ export interface AccessTokenClaims {
   act?: Record<string, unknown>;
   /** RFC 8705 §3.1: the client certificate the token is bound to; RFC 9449 §6.1: the DPoP key. */
   cnf?: { 'x5t#S256'?: string; jkt?: string };
+  /** Scopes `groups` and `roles` (src/core/access/claims.ts): the person's group and role names when the token was issued. */
+  groups?: string[];
+  roles?: string[];
 }
 
 export class TokenIssuer {
@@ -68,6 +72,8 @@ export class TokenIssuer {
     private readonly config: OAuthConfig,
     private readonly keys: KeyRing,
     private readonly clock: Clock,
+    /** A person's groups and roles, for tokens granted scope `groups` or `roles`. */
+    private readonly accessClaims?: AccessClaims,
   ) {}
 
   /**
@@ -97,6 +103,8 @@ export class TokenIssuer {
       return { token, expiresIn: ttl };
     }
     const iat = Math.floor(now / 1000);
+    // Read only when the scope asks for them: other tokens stay a signature.
+    const access = this.accessClaims ? await this.accessClaims.values(req.userId, req.scope) : {};
     const claims: AccessTokenClaims = {
       iss: this.config.issuer,
       sub: req.userId ?? req.client.id,
@@ -109,6 +117,7 @@ export class TokenIssuer {
       ...(req.familyId ? { fid: req.familyId } : {}),
       ...(req.act ? { act: req.act } : {}),
       ...(bound || req.dpopJkt ? { cnf: { ...(bound ? { 'x5t#S256': bound } : {}), ...(req.dpopJkt ? { jkt: req.dpopJkt } : {}) } } : {}),
+      ...access,
     };
     // Signed while its event commits (a JWT is not stored); the answer waits for both.
     const recorded = recordEvent(stores, 'token.issued', issued, now);

@@ -20,6 +20,9 @@ export const CLAIM_SCOPES: Readonly<Record<string, string>> = {
   name: 'profile',
   preferred_username: 'profile',
   email: 'email',
+  // Issue 28 (src/core/access/claims.ts): values read from the access store, not the user record.
+  groups: 'groups',
+  roles: 'roles',
 };
 
 const MAX_LENGTH = 4096;

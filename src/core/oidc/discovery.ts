@@ -19,7 +19,7 @@ export function openIdConfiguration(oauthMetadata: Record<string, unknown>, issu
     ...oauthMetadata,
     userinfo_endpoint: `${issuer}${USERINFO_PATH}`,
     end_session_endpoint: `${issuer}${END_SESSION_PATH}`,
-    scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
+    scopes_supported: ['openid', 'profile', 'email', 'offline_access', 'groups', 'roles'],
     subject_types_supported: ['public'],
     // Discovery §3: RS256 MUST be listed; ES256 is the default, RS256 per client.
     id_token_signing_alg_values_supported: [...ID_TOKEN_ALGORITHMS],

@@ -5,6 +5,7 @@ import type { OAuthConfig } from '../oauth/config.js';
 import type { KeyRing } from '../oauth/keys.js';
 import type { TokenResponse } from '../oauth/tokens.js';
 import { claimValues, decodeClaims } from './claims-request.js';
+import type { AccessClaims } from '../access/claims.js';
 
 export const OPENID = 'openid';
 
@@ -44,6 +45,8 @@ export class IdTokenIssuer {
     private readonly config: OAuthConfig,
     private readonly keys: KeyRing,
     private readonly clock: Clock,
+    /** `groups` and `roles` for grants of those scopes (or asked for with `claims`). */
+    private readonly accessClaims?: AccessClaims,
   ) {}
 
   /**
@@ -74,6 +77,8 @@ export class IdTokenIssuer {
     const asked = decodeClaims(signIn?.claims)?.id_token;
     const user = asked?.length ? await stores.users.get(grant.userId) : undefined;
     if (user) Object.assign(claims, claimValues(user, asked!));
+    // Issue 28: who the person is to the application, read now (a refresh after an elevation ended drops it).
+    if (this.accessClaims) Object.assign(claims, await this.accessClaims.values(grant.userId, grant.scope, asked ?? []));
     response.id_token = await this.keys.signAsync(claims, 'JWT', grant.client.idTokenAlg ?? 'ES256');
   }
 }

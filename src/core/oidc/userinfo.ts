@@ -6,6 +6,7 @@ import type { TokenInspector } from '../oauth/inspect.js';
 import { insufficientScope, invalidToken } from '../resource/errors.js';
 import { audienceMatches } from '../resource/token.js';
 import { OPENID } from './id-token.js';
+import type { AccessClaims } from '../access/claims.js';
 
 /**
  * Standard claims by scope (OpenID Connect Core §5.4): `profile` gives the
@@ -18,7 +19,7 @@ export function userInfoClaims(user: User, scope: readonly string[], requested: 
   return { sub: user.id, ...claimValues(user, names) };
 }
 
-export const USERINFO_CLAIMS = ['sub', 'name', 'preferred_username', 'email'];
+export const USERINFO_CLAIMS = ['sub', 'name', 'preferred_username', 'email', 'groups', 'roles'];
 
 /**
  * The UserInfo endpoint (§5.3): an access token we issued, still active, for
@@ -26,7 +27,9 @@ export const USERINFO_CLAIMS = ['sub', 'name', 'preferred_username', 'email'];
  * URL; RFC 9068 §4 step 4), granted `openid`, standing for a person. Failures
  * are RFC 6750 §3.1 errors (§5.3.3).
  */
-export async function userInfo(deps: { inspector: TokenInspector; users: UserStore; signIns?: SignInStore; audience: string }, token: string): Promise<Record<string, string>> {
+export async function userInfo(
+  deps: { inspector: TokenInspector; users: UserStore; signIns?: SignInStore; audience: string; accessClaims?: AccessClaims }, token: string,
+): Promise<Record<string, string | string[]>> {
   const info = await deps.inspector.inspect(token);
   if (!info || info.kind !== 'access_token' || !info.active) throw invalidToken('the access token is invalid, expired or revoked');
   if (!audienceMatches(info.aud, [deps.audience])) throw invalidToken('the access token is meant for another audience');
@@ -37,5 +40,6 @@ export async function userInfo(deps: { inspector: TokenInspector; users: UserSto
   if (!user) throw invalidToken('the access token does not belong to a user');
   // The claims request of the authorization this token comes from (kept with its sign-in, by family).
   const signIn = info.familyId && deps.signIns ? await deps.signIns.byFamily(info.familyId) : undefined;
-  return userInfoClaims(user, info.scope, decodeClaims(signIn?.claims)?.userinfo);
+  const requested = decodeClaims(signIn?.claims)?.userinfo;
+  return { ...userInfoClaims(user, info.scope, requested), ...await deps.accessClaims?.values(user.id, info.scope, requested) };
 }

@@ -7,6 +7,7 @@ import type { Gatehouse } from '../../gatehouse.js';
 import { noStore } from '../common.js';
 import { adminAnswer, handlerFor } from '../errors.js';
 import { eventWebhookRoutes } from './event-webhook-routes.js';
+import { accessAdminRoutes } from './access-admin-routes.js';
 import { jsonObject, pathParams } from '../input.js';
 
 const text = z.string({ error: 'must be a string' });
@@ -125,4 +126,6 @@ export async function adminRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
   });
   // Webhook endpoints, delivery log and replay (a child context: the bearer check above applies).
   await app.register(async (child) => eventWebhookRoutes(child, gh));
+  // Groups and roles (src/http/auth/access-admin-routes.ts), likewise.
+  await app.register(async (child) => accessAdminRoutes(child, gh));
 }

@@ -39,7 +39,7 @@ export async function oidcRoutes(app: FastifyInstance, gh: Gatehouse): Promise<v
         method: req.method, authorization: req.headers.authorization, contentType: req.headers['content-type'],
         query: req.query as Params, body: req.body,
       });
-      return await userInfo({ inspector: gh.inspector, users: gh.storage.users, signIns: gh.storage.signIns, audience: gh.oauth.audience }, token);
+      return await userInfo({ inspector: gh.inspector, users: gh.storage.users, signIns: gh.storage.signIns, audience: gh.oauth.audience, accessClaims: gh.access.claims }, token);
     } catch (e) {
       return sendBearerError(reply, e, REALM);
     }

@@ -14,6 +14,8 @@ const SCOPE_TEXT = new Map<string, { title: string; detail: string }>([
   ['openid', { title: 'Confirm who you are', detail: 'Learn that it is you who signed in.' }],
   ['chat', { title: 'Read and send your chat messages', detail: 'It can read your conversations and write as you.' }],
   ['offline_access', { title: 'Keep access when you are away', detail: 'It stays connected after you leave the app.' }],
+  ['groups', { title: 'See which groups you belong to', detail: 'The names of your groups in this organisation.' }],
+  ['roles', { title: 'See your roles', detail: 'What you are allowed to do here, including roles colleagues approved for you for a while.' }],
 ]);
 
 /** A scope in plain words, for short lists (the account page). */
