@@ -13,7 +13,8 @@ export type Next = (err?: unknown) => void;
 const BODY_LIMIT = 64 * 1024;
 
 function toParams(search: URLSearchParams): Params {
-  const out: Params = {};
+  // No prototype: a name such as `__proto__` or `constructor` in the query is a parameter like any other.
+  const out = Object.create(null) as Params;
   for (const [k, v] of search) {
     const prev = out[k];
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];

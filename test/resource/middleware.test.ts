@@ -96,6 +96,9 @@ describe('bearer middleware (gatehouse/middleware)', () => {
     const token = await s.token('chat');
     assert.equal((await call(nodeUrl, { headers: { authorization: `Bearer ${token}` } })).status, 200);
     assert.equal((await call(`${nodeUrl}/?access_token=${token}`)).status, 200);
+    // Prototype names in the query are parameters like any other (issue 24, finding 9).
+    assert.equal((await call(`${nodeUrl}/?__proto__=x&constructor=y&toString=z&access_token=${token}`)).status, 200);
+    assert.equal((await call(`${nodeUrl}/?constructor=x&hasOwnProperty=y`)).status, 401, 'no token: RFC 6750 §3.1 401');
     const posted = await call(nodeUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ access_token: token, text: 'hello' }) });
     assert.deepEqual(posted.body, { owner: s.user.id, body: { access_token: token, text: 'hello' } });
     assertBearerError(await call(`${nodeUrl}/?access_token=${token}`, { headers: { authorization: `Bearer ${token}` } }), 400, 'invalid_request');

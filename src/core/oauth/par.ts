@@ -70,7 +70,8 @@ export class PushedAuthorization {
     if (params.request_uri !== undefined) throw invalidRequest('request_uri must not be sent to the pushed authorization request endpoint');
     const clientId = single(params, 'client_id');
     if (clientId !== undefined && clientId !== client.id) throw invalidRequest('client_id does not match the authenticated client');
-    let request: Params = {};
+    // No prototype: parameter names come from the request.
+    let request = Object.create(null) as Params;
     for (const [k, v] of Object.entries(params)) if (!CLIENT_AUTH_PARAMS.has(k)) request[k] = v;
     request.client_id = client.id;
     // §3: a pushed request object is verified here and stored as the request it carries.

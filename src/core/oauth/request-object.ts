@@ -73,7 +73,8 @@ export class RequestObjects {
     if (request === undefined) return params;
     const claims = await this.claims(client, request, opts.pushed);
     if (claims.client_id !== undefined && claims.client_id !== client.id) throw invalidRequestObject('client_id in the request object does not match the request');
-    const out: Params = {};
+    // No prototype: a claim named `__proto__` is a parameter like any other (and unknown ones are ignored later).
+    const out = Object.create(null) as Params;
     for (const [k, v] of Object.entries(params)) if (k !== 'request') out[k] = v;
     for (const [k, v] of Object.entries(claims)) {
       if (JWT_CLAIMS.has(k)) continue;

@@ -35,7 +35,8 @@ const FIRST_ONLY = new Set(['content-type', 'content-length', 'user-agent', 'ref
 
 /** undici's raw header list (name, value, …) as node:http's `headers` object. */
 function headersOf(raw: Buffer[]): OutboundResponse['headers'] {
-  const headers: Record<string, string | string[]> = {};
+  // No prototype: a response header named `constructor` or `__proto__` is a header like any other.
+  const headers = Object.create(null) as Record<string, string | string[]>;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toString('latin1').toLowerCase();
     const value = raw[i + 1]!.toString('latin1');
