@@ -172,7 +172,8 @@ export class Elevations {
     if (outcome.kind === 'closed') return this.closed(e.id);
     if (outcome.kind === 'counted') {
       const left = outcome.elevation.required - outcome.elevation.approvals;
-      return { answer: `Approved. ${left} more approval${left === 1 ? '' : 's'} needed.`, editText: `You approved ${asker}'s request for ${role.name}; ${left} more approval${left === 1 ? '' : 's'} needed.` };
+      // The buttons stay: the message closes for everyone once the request is decided (tell()).
+      return { answer: `Approved. ${left} more approval${left === 1 ? '' : 's'} needed.` };
     }
     const until = outcome.elevation.until!;
     await this.tell(e, `You have the role ${role.name} until ${hhmm(until)} (${e.minutes} minutes). Sign in to your apps again to use it.`,
