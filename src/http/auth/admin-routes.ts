@@ -9,6 +9,8 @@ import { adminAnswer, handlerFor } from '../errors.js';
 import { eventWebhookRoutes } from './event-webhook-routes.js';
 import { accessAdminRoutes } from './access-admin-routes.js';
 import { jsonObject, pathParams } from '../input.js';
+import { CLIENT_LIST, CLIENT_OUT, CLIENT_SECRET, KEY_OUT, NO_CONTENT, USER_OUT } from './admin-schemas.js';
+import { packageVersion, serveOpenApi } from './openapi.js';
 
 const text = z.string({ error: 'must be a string' });
 /** Absent or null: not given. */
@@ -96,31 +98,35 @@ export async function adminRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
   });
   // Every admin route, the webhook routes registered below included: an unknown id is 404 not_found.
   app.setErrorHandler(handlerFor(adminAnswer));
+  // The routes' response schemas are zod, for the document below; answers are plain JSON as before.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Behind the same bearer check as every other admin route: the document maps what the token opens.
+  serveOpenApi(app, '/openapi.json', { version: packageVersion(), serverUrl: gh.config.authUrl });
 
-  app.post('/clients', { schema: { body: CLIENT } }, async (req, reply) => {
+  app.post('/clients', { schema: { body: CLIENT, response: { 201: CLIENT_OUT } } }, async (req, reply) => {
     const { client, secret } = await createClient(gh.storage, gh.clock, clientInputFrom(req.body as z.output<typeof CLIENT>));
     return reply.code(201).send(describeClient(client, secret));
   });
-  app.get('/clients', async () => ({ clients: (await gh.storage.clients.list()).map((c) => describeClient(c)) }));
-  app.get<{ Params: { id: string } }>('/clients/:id', { schema: { params: ID } }, async (req) => {
+  app.get('/clients', { schema: { response: { 200: CLIENT_LIST } } }, async () => ({ clients: (await gh.storage.clients.list()).map((c) => describeClient(c)) }));
+  app.get<{ Params: { id: string } }>('/clients/:id', { schema: { params: ID, response: { 200: CLIENT_OUT } } }, async (req) => {
     const c = await gh.storage.clients.get(req.params.id);
     if (!c) throw notFound('unknown client');
     return describeClient(c);
   });
-  app.delete<{ Params: { id: string } }>('/clients/:id', { schema: { params: ID } }, async (req, reply) => {
+  app.delete<{ Params: { id: string } }>('/clients/:id', { schema: { params: ID, response: { 204: NO_CONTENT } } }, async (req, reply) => {
     if (!(await gh.storage.clients.delete(req.params.id))) throw notFound('unknown client');
     return reply.code(204).send();
   });
-  app.post<{ Params: { id: string } }>('/clients/:id/secret', { schema: { params: ID } }, async (req) => {
+  app.post<{ Params: { id: string } }>('/clients/:id/secret', { schema: { params: ID, response: { 200: CLIENT_SECRET } } }, async (req) => {
     const secret = await rotateClientSecret(gh.storage, gh.clock, req.params.id, gh.oauth.secretRotationGrace);
     return { client_id: req.params.id, client_secret: secret, previous_secret_valid_for: gh.oauth.secretRotationGrace };
   });
-  app.post('/users', { schema: { body: USER } }, async (req, reply) => {
+  app.post('/users', { schema: { body: USER, response: { 201: USER_OUT } } }, async (req, reply) => {
     const b = req.body as z.output<typeof USER>;
     const user = await createUser(gh.storage, gh.hasher, gh.clock, { username: b.username ?? '', email: b.email ?? '', password: b.password ?? '', name: b.name || null });
     return reply.code(201).send({ id: user.id, username: user.username, email: user.email });
   });
-  app.post('/keys/rotate', async () => {
+  app.post('/keys/rotate', { schema: { response: { 200: KEY_OUT } } }, async () => {
     const key = await gh.keys.rotate(gh.clock.now() + gh.oauth.accessTokenTtl * 1000 + 60_000);
     return { kid: key.kid, alg: key.alg };
   });
