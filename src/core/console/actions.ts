@@ -24,7 +24,8 @@ export type AdminAction =
   | 'user.lock' | 'user.unlock' | 'user.reset_sessions' | 'user.end_session' | 'user.remove_app'
   | 'keys.rotate'
   | 'webhook.resend' | 'webhook.replay' | 'webhook.enable' | 'webhook.disable'
-  | 'mail.resend' | 'mail.replay';
+  | 'mail.resend' | 'mail.replay'
+  | 'group.create' | 'group.add_member' | 'group.remove_member' | 'role.create' | 'role.grant';
 
 export async function recordAdminAction(storage: Pick<Storage, 'events'>, clock: Clock, admin: Admin, action: AdminAction, target: { type: string; id: string }): Promise<void> {
   await recordEvent(storage, 'admin.action', {

@@ -11,6 +11,7 @@ import { userPages } from './users.js';
 import { userDetailPages } from './user-detail.js';
 import { webhookPages } from './webhooks.js';
 import { mailPages } from './mail.js';
+import { accessPages } from './access.js';
 
 /**
  * Pages beside the sign-in pages: the walkthrough's landing page, and the
@@ -32,5 +33,6 @@ export async function consolePages(app: FastifyInstance, gh: Gatehouse): Promise
     await keyPages(pages, gh);
     await webhookPages(pages, gh);
     await mailPages(pages, gh);
+    await accessPages(pages, gh);
   });
 }

@@ -7,6 +7,7 @@ import { documentHead, html, LOGO, raw, type Raw } from '../pages/html.js';
  */
 export const SECTIONS = [
   ['clients', 'Clients'], ['users', 'Users'], ['keys', 'Signing keys'], ['bots', 'Bots'], ['webhooks', 'Webhooks'], ['mail', 'E-mail'],
+  ['groups', 'Groups'], ['roles', 'Roles'],
 ] as const;
 export type Section = (typeof SECTIONS)[number][0] | 'home' | 'demo';
 
