@@ -32,14 +32,20 @@ interface SmtpError {
 }
 
 /**
- * SMTP through nodemailer, one connection per message (the outbox worker
- * sends few and retries on its own schedule). `smtp://` upgrades with
+ * SMTP through nodemailer, over at most a few pooled connections: a burst
+ * (an operator inviting a hundred people) queues here rather than opening
+ * one connection per message the worker has in flight, which a small
+ * server would refuse (421). `smtp://` upgrades with
  * STARTTLS when the server offers it, `smtps://` speaks TLS from the start;
  * certificates are verified. nodemailer's own logger stays off, and every
  * error text that is kept (the delivery log) has the password cut out.
  */
+/** Connections to the SMTP server at once (nodemailer's pool; its default is 5). */
+const MAX_CONNECTIONS = 4;
+
 export function smtpMailSender(s: Extract<MailTransportSetting, { kind: 'smtp' }>, timeoutMs: number): ClosableMailSender {
   const transporter = nodemailer.createTransport({
+    pool: true, maxConnections: MAX_CONNECTIONS,
     host: s.host, port: s.port, secure: s.secure,
     ...(s.user !== undefined ? { auth: { user: s.user, pass: s.pass ?? '' } } : {}),
     connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs,

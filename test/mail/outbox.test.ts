@@ -117,6 +117,16 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(await drain(), 0);
     });
 
+    it('a burst of messages shares a few connections (nodemailer\'s pool), and every one arrives', async () => {
+      const before = sink.received.length;
+      sink.maxOpen = sink.open;
+      const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => enqueue(`burst${i}@example.test`)));
+      assert.equal(await drain(), 24);
+      const got = await sink.waitFor(before + 24);
+      assert.deepEqual(got.slice(before).flatMap((m) => m.rcptTo).sort(), ids.map((_, i) => `burst${i}@example.test`).sort());
+      assert.ok(sink.maxOpen <= 4, `at most 4 connections at once, saw ${sink.maxOpen}`);
+    });
+
     it('the SMTP server down: retried on the schedule, and it arrives once the server is back', async () => {
       const before = sink.received.length;
       await sink.stop();

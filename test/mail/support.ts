@@ -79,6 +79,9 @@ export class SmtpSink {
   /** How to answer RCPT TO (undefined: accept). */
   rcpt: (address: string) => RcptAnswer = () => undefined;
   port = 0;
+  /** Connections open now, and the most that were open at once. */
+  open = 0;
+  maxOpen = 0;
   private server: SMTPServer | undefined;
   private waiters: (() => void)[] = [];
 
@@ -91,6 +94,14 @@ export class SmtpSink {
       disabledCommands: this.login ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
       allowInsecureAuth: true,
       authOptional: !this.login,
+      onConnect: (_session, cb) => {
+        this.open++;
+        this.maxOpen = Math.max(this.maxOpen, this.open);
+        cb();
+      },
+      onClose: () => {
+        this.open--;
+      },
       onAuth: (auth, _session, cb) => {
         if (this.login && auth.username === this.login.username && auth.password === this.login.password) cb(null, { user: auth.username });
         else cb(Object.assign(new Error('Authentication failed'), { responseCode: 535 }));
