@@ -57,6 +57,7 @@ export function startNotifyWorker(gh: Gatehouse, logger: Logger, options: Partia
     chats,
     chat,
     mail: sender && mailChannel({ outbox: gh.storage.mail, sender, from: config.mailFrom, site: gh.mailer.site }),
+    clientName: async (id) => (await gh.storage.clients.get(id))?.name,
     log: logger,
     // Which process holds a lease, for an operator reading webhook_deliveries.
     owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,

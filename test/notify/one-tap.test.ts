@@ -92,7 +92,7 @@ for (const { kind, skip } of await databaseKinds()) {
     it('an app granted access: "Remove access" revokes the grant and its tokens', async () => {
       const seen = await lastId(frank.chat);
       const tokens = await codeTokens(frank.browser);
-      const alert = await nextMessage(frank.chat, seen, /You granted Photo printer access/);
+      const alert = await nextMessage(frank.chat, seen, /You granted “Photo printer” access/);
       assert.deepEqual(buttonsOf(alert).map((b) => b.text), ['Remove access']);
       // Gina cannot remove Frank's grant: the data names the app, the chat decides whose.
       assert.match((await forge(gina, buttonsOf(alert)[0]!.callback_data!)).answer, /Nothing done/);

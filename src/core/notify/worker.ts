@@ -32,6 +32,8 @@ export interface WorkerDeps {
   chat: ChatChannelConfig | undefined;
   /** E-mail (GATEHOUSE_SMTP_URL): deliveries to the built-in e-mail endpoint wait while unset. */
   mail?: MailChannel | undefined;
+  /** An app's name, for chat messages about events that carry only its client_id. */
+  clientName?: (clientId: string) => Promise<string | undefined>;
   random?: () => number;
   /** Names this worker in the leases it holds (unique per worker; a random id by default). */
   owner?: string;
@@ -289,7 +291,12 @@ export class DeliveryWorker {
     if (endpoint.kind === 'chat') {
       if (!this.deps.chat) return { status: null, retryAfter: undefined, excerpt: '', error: 'chat notifications are not configured (GATEHOUSE_NOTIFY_BOT_TOKEN)' };
       // A person's own chat gets the alert's one-tap buttons (src/core/notify/one-tap.ts).
-      return this.deps.chats.post(sendMessageRequest(this.deps.chat, endpoint.chatId ?? '', chatText(event), this.opts.timeoutMs, endpoint.userId ? oneTapButtons(event) : undefined));
+      const buttons = endpoint.userId ? oneTapButtons(event) : undefined;
+      // The sentence names the app, never its client_id (src/core/notify/sentences.ts).
+      const id = event.data.client_id;
+      const clientName = typeof id === 'string' && typeof event.data.client_name !== 'string' ? await this.deps.clientName?.(id).catch(() => undefined) : undefined;
+      const text = chatText(event, { clientName, buttons: buttons?.flat().map((b) => b.text) });
+      return this.deps.chats.post(sendMessageRequest(this.deps.chat, endpoint.chatId ?? '', text, this.opts.timeoutMs, buttons));
     }
     const body = this.bodyOf(event);
     const secrets = [endpoint.secret];
