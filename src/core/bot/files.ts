@@ -30,6 +30,8 @@ export const QUOTA_EXCEEDED = "not enough room: the bot's files reached its stor
 export const STAGING_GRACE_MS = 10 * 60_000;
 /** Kept bytes no row names are removed once this old: long past the moment between keeping them and adding their row. */
 export const UNUSED_GRACE_MS = 10 * 60_000;
+/** Blob keys asked about in one statement by the sweep. */
+const SWEEP_SLICE = 500;
 
 /**
  * A file part of a multipart request, staged in the blob store while the
@@ -182,8 +184,12 @@ export class BotFiles {
     let unused = 0;
     for await (const batch of blobs.kept()) {
       const old = batch.filter((b) => b.keptAt < Date.now() - grace.unusedMs).map((b) => b.key);
-      const used = await files.keysInUse(old);
-      for (const key of old) if (!used.has(key) && (await this.removeUnused(key))) unused++;
+      // Asked in slices, so no statement carries more keys than a database takes parameters.
+      for (let i = 0; i < old.length; i += SWEEP_SLICE) {
+        const slice = old.slice(i, i + SWEEP_SLICE);
+        const used = await files.keysInUse(slice);
+        for (const key of slice) if (!used.has(key) && (await this.removeUnused(key))) unused++;
+      }
     }
     return { staged, unused };
   }
