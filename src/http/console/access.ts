@@ -65,12 +65,12 @@ ${text('role-approvers', 'approvers', 'Approvers (a group; leave empty for a rol
   page(roles, '/admin/roles');
 
   /** One change: the core call, its admin.action event, then 303 to the list; a refusal shows the list with why. */
-  const change = <P>(path: string, names: string[], show: typeof groups, run: (a: AdminRequest, p: P) => Promise<{ action: AdminAction; target: { type: string; id: string }; done: string }>) =>
-    app.post<{ Params: P }>(path, form(...names), async (req, reply): Promise<FastifyReply> => {
+  const change = (path: string, names: string[], show: typeof groups, run: (a: AdminRequest, p: Name['Params']) => Promise<{ action: AdminAction; target: { type: string; id: string }; done: string }>) =>
+    app.post<{ Params: Partial<Name['Params']> }>(path, form(...names), async (req, reply): Promise<FastifyReply> => {
       const a = await adminGate(gh, req, reply);
       if (!a) return reply;
       try {
-        const r = await run(a, req.params);
+        const r = await run(a, { name: req.params.name ?? '' });
         await a.record(r.action, r.target);
         return reply.redirect(`${path.startsWith('/admin/groups') ? '/admin/groups' : '/admin/roles'}?done=${r.done}`, 303);
       } catch (e) {
@@ -80,25 +80,25 @@ ${text('role-approvers', 'approvers', 'Approvers (a group; leave empty for a rol
     });
   const b = (a: AdminRequest, n: string) => field(a.body, n) || undefined;
 
-  change<Record<string, never>>('/admin/groups', ['name'], groups, async (a) => {
+  change('/admin/groups', ['name'], groups, async (a) => {
     const g = await createGroup(deps, b(a, 'name'));
     return { action: 'group.create', target: { type: 'group', id: g.id }, done: 'group' };
   });
-  change<Name['Params']>('/admin/groups/:name/members', ['username'], groups, async (a, p) => {
+  change('/admin/groups/:name/members', ['username'], groups, async (a, p) => {
     const r = await changeMembership(deps, p.name, b(a, 'username'), true);
     return { action: 'group.add_member', target: { type: 'group', id: r.group.id }, done: 'member' };
   });
-  change<Name['Params']>('/admin/groups/:name/members/remove', ['username'], groups, async (a, p) => {
+  change('/admin/groups/:name/members/remove', ['username'], groups, async (a, p) => {
     const r = await changeMembership(deps, p.name, b(a, 'username'), false);
     return { action: 'group.remove_member', target: { type: 'group', id: r.group.id }, done: 'removed' };
   });
-  change<Record<string, never>>('/admin/roles', ['name', 'approvers', 'approvals', 'max_minutes'], roles, async (a) => {
+  change('/admin/roles', ['name', 'approvers', 'approvals', 'max_minutes'], roles, async (a) => {
     const r = await createRole(deps, {
       name: b(a, 'name'), approvers: b(a, 'approvers'), approvals: wholeNumber(b(a, 'approvals'), 'approvals'), maxMinutes: wholeNumber(b(a, 'max_minutes'), 'max minutes'),
     });
     return { action: 'role.create', target: { type: 'role', id: r.id }, done: 'role' };
   });
-  change<Name['Params']>('/admin/roles/:name/grants', ['username', 'group'], roles, async (a, p) => {
+  change('/admin/roles/:name/grants', ['username', 'group'], roles, async (a, p) => {
     const r = await changeGrant(deps, p.name, { username: b(a, 'username'), group: b(a, 'group') }, true);
     return { action: 'role.grant', target: { type: 'role', id: r.role.id }, done: 'grant' };
   });
