@@ -48,5 +48,8 @@ export function distIsFresh() {
   } catch {
     return false;
   }
+  // An install of the build alone (the container image: dist/ and production dependencies, no src/)
+  // has nothing to be stale against, and nothing to build from.
+  if (mtime('src') === 0) return true;
   return built > Math.max(newest(join(ROOT, 'src')), ...INPUT_FILES.map(mtime));
 }
