@@ -5,11 +5,14 @@ import { bindListener } from '../../src/http/listener.js';
 import { startGatehouse } from '../../src/server.js';
 
 describe('listeners bound before the services: port 0 is final before anything reads the settings', () => {
-  it('a bound listener answers 503 with Retry-After until its app takes it over, and closes', async () => {
+  it('a bound listener answers 503 with Retry-After until its app takes it over (but /healthz 200: the process is alive), and closes', async () => {
     const listener = await bindListener('127.0.0.1', 0);
     try {
       assert.equal(listener.address, `http://127.0.0.1:${listener.port}`);
-      const res = await fetch(`${listener.address}/healthz`);
+      const live = await fetch(`${listener.address}/healthz`);
+      assert.equal(live.status, 200);
+      assert.deepEqual(await live.json(), { status: 'ok' });
+      const res = await fetch(`${listener.address}/oauth/token`);
       assert.equal(res.status, 503);
       assert.equal(res.headers.get('retry-after'), '1');
       assert.deepEqual(await res.json(), { error: 'temporarily_unavailable', error_description: 'starting' });
