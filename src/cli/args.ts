@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { flagsToEnv, loadConfig, type Config } from '../config.js';
 import { SETTING_NAMES, flagOf } from '../settings.js';
+import { nearestFlag } from './help.js';
 
 /** Every setting is also a flag (`--auth-port 0` = GATEHOUSE_AUTH_PORT=0): src/settings.ts. */
 const SETTING_FLAGS = SETTING_NAMES.map(flagOf);
@@ -11,9 +12,16 @@ const settingOptions: Options = Object.fromEntries(SETTING_FLAGS.map((s) => [s, 
 export class UsageError extends Error {}
 
 export function parse(args: string[], options: Options): { values: Record<string, unknown> } {
+  const all: Options = { ...options, ...settingOptions, json: { type: 'boolean' } };
   try {
-    return parseArgs({ args, options: { ...options, ...settingOptions, json: { type: 'boolean' } }, strict: true, allowPositionals: false });
+    return parseArgs({ args, options: all, strict: true, allowPositionals: false });
   } catch (e) {
+    const unknown = (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /Unknown option '([^']+)'/.exec((e as Error).message)?.[1];
+    if (unknown) {
+      // Node's message goes on about positionals, which no command takes: name the nearest flag instead.
+      const near = nearestFlag(unknown, [...Object.keys(all), 'help']);
+      throw new UsageError(`Unknown option '${unknown}'.${near ? ` Did you mean ${near}?` : ''}`);
+    }
     throw new UsageError((e as Error).message);
   }
 }

@@ -228,12 +228,12 @@ export function commandHelp(name: CommandName): string {
     '',
     spec.settings === 'all'
       ? 'settings (flags first, then GATEHOUSE_* environment variables, then defaults):'
-      : `settings it reads (flags or GATEHOUSE_* environment variables; \`gatehouse serve --help\` lists all ${SETTING_NAMES.length}):`,
+      : `settings it reads (flags or GATEHOUSE_* environment variables; \`gatehouse help settings\` lists all ${SETTING_NAMES.length}):`,
     settingsHelp(settings),
   ].join('\n');
 }
 
-/** `gatehouse --help`: every command in one line, then every setting. */
+/** `gatehouse --help`: every command in one line; the settings have a page of their own (`gatehouse help settings`). */
 export function overviewHelp(): string {
   const width = Math.max(...COMMAND_NAMES.map((n) => n.length)) + 2;
   return [
@@ -244,13 +244,13 @@ export function overviewHelp(): string {
     'commands:',
     ...COMMAND_NAMES.map((n) => `  ${n.padEnd(width)}${COMMAND_SPECS[n].summary}`),
     '',
-    'Settings come from flags (--auth-port 0), then GATEHOUSE_* environment variables, then defaults:',
-    settingsHelp(),
+    `Settings (${SETTING_NAMES.length}) come from flags (--auth-port 0), then GATEHOUSE_* environment variables, then defaults:`,
+    '`gatehouse help settings` lists them; each command\'s --help names the ones it reads.',
   ].join('\n');
 }
 
 /** Edit distance counting a swap of two neighbours as one edit (optimal string alignment), for "did you mean". */
-function distance(a: string, b: string): number {
+export function distance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {

@@ -52,7 +52,7 @@ async function userCreate(args: string[]): Promise<void> {
     return u;
   });
   print(Boolean(values.json), { id: user.id, username: user.username, email: user.email },
-    `created user ${user.username} (${user.id})${values.admin ? ', an administrator: signs in to the admin console at {auth_url}/admin' : ''}`);
+    `created user ${user.username} (${user.id})${values.admin ? `, an administrator: signs in to the admin console at ${config.authUrl.replace(/\/+$/, '')}/admin` : ''}`);
 }
 
 /** `--tls-client-certificate FILE`: the PEM the client will present (RFC 8705 self_signed_tls_client_auth). */

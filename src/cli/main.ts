@@ -6,6 +6,7 @@ import { serve as runServe } from './serve.js';
 import { configFrom, parse, UsageError } from './args.js';
 import { closestCommand, COMMAND_NAMES, commandHelp, overviewHelp, parserOptions, type CommandName } from './commands.js';
 import { CliFailure, packageVersion } from './terminal.js';
+import { groupAnswer, helpTopic } from './help.js';
 
 export { configFromArgs } from './args.js';
 
@@ -57,12 +58,24 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${overviewHelp()}\n`);
       return 0;
     }
+    // `help settings`, `help webhook`: a page that is not one command's.
+    const topic = helpTopic(argv.slice(1));
+    if (topic !== undefined) {
+      process.stdout.write(`${topic}\n`);
+      return 0;
+    }
     const asked = commandOf(argv.slice(1));
     if (!asked) return unknownCommand(argv.slice(1));
     process.stdout.write(`${commandHelp(asked.cmd)}\n`);
     return 0;
   }
   const found = commandOf(argv);
+  // A group word alone (`gatehouse webhook --help`): its commands, not "unknown command".
+  const group = found ? undefined : groupAnswer(argv);
+  if (group) {
+    (group.asked ? process.stdout : process.stderr).write(`${group.text}\n`);
+    return group.asked ? 0 : 2;
+  }
   if (!found) return unknownCommand(argv);
   const { cmd, args } = found;
   if (args.includes('--help') || args.includes('-h')) {

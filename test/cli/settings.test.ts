@@ -198,8 +198,8 @@ describe('settings: one table for loadConfig, the flags, --help and docs/deploym
     assert.equal(r.stderr, 'gatehouse: GATEHOUSE_WEBHOOK_TIMEOUT must be an integer from 1 to 300, got "0"\n');
   });
 
-  it('--help lists every setting with its flag', async () => {
-    const r = await runCli(['--help'], {});
+  it('`help settings` lists every setting with its flag', async () => {
+    const r = await runCli(['help', 'settings'], {});
     assert.equal(r.code, 0);
     for (const name of SETTING_NAMES) assert.match(r.stdout, new RegExp(`--${flagOf(name)} +${name} `));
   });
