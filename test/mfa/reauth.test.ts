@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, parseForm } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
+import { REDIS_URL, dropRedisPrefix, freshRedisPrefix, redisAvailable } from '../helpers/redis.js';
 import { chatPagePerson } from '../helpers/chat-page-token.js';
 import { ChatApi } from '../bot/support.js';
 import { BOT, PASSWORD, lastId, linkedPerson, nextMessage, startChatServer, type ChatServer, type LinkedPerson } from '../device/support.js';
@@ -145,3 +146,32 @@ for (const { kind, skip } of await databaseKinds()) {
     });
   });
 }
+
+// Sessions in Redis (GATEHOUSE_REDIS_URL): the proof's time is kept in the session there too.
+const redis = await redisAvailable();
+describe('re-authentication with sessions in Redis', { skip: redis ? false : 'Redis is not reachable' }, () => {
+  let server: ChatServer;
+  let prefix: string;
+
+  before(async () => {
+    prefix = freshRedisPrefix();
+    server = await startChatServer('sqlite', { GATEHOUSE_REDIS_URL: REDIS_URL, GATEHOUSE_REDIS_PREFIX: prefix });
+  });
+  after(async () => {
+    await server?.close();
+    await dropRedisPrefix(prefix);
+  });
+
+  it('asked after the window; the proof opens it again for the next change', async () => {
+    const agent = new Agent(server.url);
+    const user = await server.createUser('dora');
+    assert.equal((await agent.login('dora', user.password)).status, 303);
+    server.clock.offset = STALE_MS;
+    const start = async () => agent.post('/account/security/totp/start', formFor(await (await agent.get('/account/security')).text(), '/account/security/totp/start'));
+    assert.equal((await start()).status, 403);
+    const page = await (await agent.get('/account/reauth?return_to=%2Faccount%2Fsecurity')).text();
+    const done = await agent.post('/account/reauth', { ...formFor(page, '/account/reauth'), password: user.password });
+    assert.deepEqual([done.status, done.headers.get('location')], [303, '/account/security']);
+    assert.equal((await start()).status, 303);
+  });
+});
