@@ -73,14 +73,13 @@ export interface User {
   name: string | null;
   passwordHash: string;
   createdAt: number;
+  /**
+   * True only once a link sent to `email` was followed (src/core/account/verify-email.ts) or an
+   * administrator said so; released beside `email` as `email_verified`. Absent: false.
+   */
+  emailVerified?: boolean;
   /** When the account was locked (src/core/account-lock.ts); null or absent while it may sign in. */
   lockedAt?: number | null;
-  /**
-   * The time of the account's latest lock, kept by an unlock: access tokens
-   * issued before it are refused for good, self-contained ones too
-   * (`accountUsable`, src/core/account-lock.ts). Null or absent: never locked.
-   */
-  tokensValidAfter?: number | null;
 }
 
 export interface AuthorizationCode {

@@ -4,6 +4,7 @@ import type {
 import type { SignInStore } from './oidc/ports.js';
 import type { EventStore } from './notify/ports.js';
 import type { MailOutbox } from './mail/ports.js';
+import type { EmailVerificationStore } from './account/verify-email-ports.js';
 
 /**
  * Storage ports, one per concern (fosite's split). Each adapter (SQLite,
@@ -25,11 +26,7 @@ export interface UserStore {
   get(id: string): Promise<User | undefined>;
   /** Case-insensitive. */
   findByUsername(username: string): Promise<User | undefined>;
-  /**
-   * Locks the account at `at` (null unlocks): src/core/account-lock.ts. A lock
-   * also sets `tokensValidAfter` to `at`, which an unlock keeps. False when
-   * there is no such user.
-   */
+  /** Locks the account at `at` (null unlocks): src/core/account-lock.ts. False when there is no such user. */
   setLocked(userId: string, at: number | null): Promise<boolean>;
 }
 
@@ -209,6 +206,8 @@ export interface Stores {
   events: EventStore;
   /** E-mail through the outbox (src/core/mail): queue a message in the transaction of the change that causes it, through `Mailer.enqueue`. */
   mail: MailOutbox;
+  /** Pending e-mail verification links (src/core/account/verify-email.ts) and the account's `email_verified`. */
+  emailVerifications: EmailVerificationStore;
 }
 
 /** What a transaction offers besides its stores. */

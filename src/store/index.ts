@@ -17,6 +17,7 @@ import { NotifyShared } from './notify/shared.js';
 import { SqlLinkCodeStore } from './notify/link-codes.js';
 import type { LinkCodeStore } from '../core/notify/ports.js';
 import { SqlMailOutbox } from './mail/outbox.js';
+import { SqlEmailVerificationStore } from './account/email-verifications.js';
 import { runTransaction, type TxScope } from './transaction.js';
 import { sqlBotStorage } from './bot/index.js';
 import { sqlFederationStorage } from './federation/index.js';
@@ -48,6 +49,7 @@ function storesOn(db: Kysely<DB>, notify: NotifyShared, secrets: SecretBox, scop
     signIns: new SqlSignInStore(db),
     events: new SqlEventStore(db, notify, scope),
     mail: new SqlMailOutbox(db, notify, secrets, scope),
+    emailVerifications: new SqlEmailVerificationStore(db),
   };
 }
 

@@ -23,7 +23,7 @@ import { mailMigration } from './mail/migration.js';
 import { oidcClaimsMigration } from './oidc/claims-migration.js';
 import { PendingMigrationsError } from './pending-migrations.js';
 import { accessMigration } from './access/migration.js';
-import { tokensValidAfterMigration } from './tokens-valid-after-migration.js';
+import { emailVerificationMigration } from './account/email-verification-migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -179,7 +179,7 @@ const migrations: Record<string, Migration> = {
   '0026_oidc_claims': oidcClaimsMigration,
   '0024_notify_link_codes': notifyLinkCodesMigration,
   '0028_access': accessMigration,
-  '0029_tokens_valid_after': tokensValidAfterMigration,
+  '0032_email_verification': emailVerificationMigration,
   '0027_mail': mailMigration,
 };
 

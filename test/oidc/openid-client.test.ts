@@ -88,7 +88,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const config = await relyingParty(server, client.id, client.secret);
       const full = await signIn(config, new Agent(server.url), alice, 'openid profile email');
       const info = await oidc.fetchUserInfo(config, full.tokens.access_token, alice.id);
-      assert.deepEqual(info, { sub: alice.id, name: 'Alice Example', preferred_username: 'alice', email: alice.email });
+      assert.deepEqual(info, { sub: alice.id, name: 'Alice Example', preferred_username: 'alice', email: alice.email, email_verified: false });
 
       const narrow = await signIn(config, new Agent(server.url), alice, 'openid');
       assert.deepEqual(await oidc.fetchUserInfo(config, narrow.tokens.access_token, alice.id), { sub: alice.id });

@@ -66,7 +66,7 @@ describe('resource server /user, local JWT verification', () => {
     const opaque = await seed(server, { tokenFormat: 'opaque', username: 'bob' });
     const token = await opaque.token('email');
     assert.match(token, /^gh_at_/);
-    assert.deepEqual((await callUser(api, { token })).body, { username: 'bob', email: 'bob@example.test' });
+    assert.deepEqual((await callUser(api, { token })).body, { username: 'bob', email: 'bob@example.test', email_verified: false });
   });
 
   it('accepts a rotated-out key until its tokens expire, and a new key at once', async () => {

@@ -21,7 +21,7 @@ for (const { kind, skip } of await databaseKinds()) {
 
     it('accepts the token in the header, the form body and the query (RFC 6750 §2.1–2.3)', async () => {
       const token = await s.token('user');
-      const expected = { username: 'alice', name: 'Alice Liddell', email: 'alice@example.test' };
+      const expected = { username: 'alice', name: 'Alice Liddell', email: 'alice@example.test', email_verified: false };
       const header = await callUser(api, { token });
       assert.equal(header.status, 200);
       assert.deepEqual(header.body, expected);
@@ -71,10 +71,10 @@ for (const { kind, skip } of await databaseKinds()) {
 
     it('gives fields by scope: user → name and email, profile → name, email → email; else 403', async () => {
       const fields = async (scope: string) => (await callUser(api, { token: await s.token(scope) })).body;
-      assert.deepEqual(await fields('user'), { username: 'alice', name: 'Alice Liddell', email: 'alice@example.test' });
+      assert.deepEqual(await fields('user'), { username: 'alice', name: 'Alice Liddell', email: 'alice@example.test', email_verified: false });
       assert.deepEqual(await fields('profile'), { username: 'alice', name: 'Alice Liddell' });
-      assert.deepEqual(await fields('email'), { username: 'alice', email: 'alice@example.test' });
-      assert.deepEqual(await fields('profile email'), { username: 'alice', name: 'Alice Liddell', email: 'alice@example.test' });
+      assert.deepEqual(await fields('email'), { username: 'alice', email: 'alice@example.test', email_verified: false });
+      assert.deepEqual(await fields('profile email'), { username: 'alice', name: 'Alice Liddell', email: 'alice@example.test', email_verified: false });
       const denied = await callUser(api, { token: await s.token('chat') });
       assertBearerError(denied, 403, 'insufficient_scope');
       assert.match(denied.challenge!, /scope="user"/);

@@ -77,6 +77,10 @@ const SENTENCES: { [T in EventType]?: Sentence<T> } = {
     d.unlocked_by === 'password_reset'
       ? `Your account ${d.username} is unlocked: its password was reset on ${ctx.at}.`
       : `Your account ${d.username} was unlocked by an administrator on ${ctx.at}. You can sign in again.`,
+  'user.email_verified': (d, ctx) =>
+    `The e-mail address ${d.email} of your account ${d.username} was confirmed on ${ctx.at}${d.ip ? ` from ${d.ip}` : ''}.\nIf this wasn't you, lock your account and tell an administrator.`,
+  'user.updated': (d, ctx) =>
+    `An administrator changed the ${d.fields.map((f) => (f === 'email' ? 'e-mail address' : 'name')).join(' and ')} of your account ${d.username} on ${ctx.at}.`,
   'mfa.enrolled': (d, ctx) =>
     `You added ${factor(d)} as a second factor on ${ctx.at}.\nIf this wasn't you, lock your account and tell an administrator.`,
   'mfa.removed': (d, ctx) =>

@@ -20,6 +20,7 @@ export const CLAIM_SCOPES: Readonly<Record<string, string>> = {
   name: 'profile',
   preferred_username: 'profile',
   email: 'email',
+  email_verified: 'email',
   // Issue 28 (src/core/access/claims.ts): values read from the access store, not the user record.
   groups: 'groups',
   roles: 'roles',
@@ -71,11 +72,13 @@ export function claimsScopes(req: ClaimsRequest | undefined): string[] {
 }
 
 /** The values of `names` (claims of CLAIM_SCOPES) we hold for `user`. */
-export function claimValues(user: User, names: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+export function claimValues(user: User, names: readonly string[]): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
   if (names.includes('name') && user.name) out.name = user.name;
   if (names.includes('preferred_username')) out.preferred_username = user.username;
   if (names.includes('email')) out.email = user.email;
+  // Core §5.1: true only once the person followed a link sent to this very address (src/core/account/verify-email.ts).
+  if (names.includes('email') || names.includes('email_verified')) out.email_verified = user.emailVerified === true;
   return out;
 }
 

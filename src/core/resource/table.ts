@@ -29,7 +29,6 @@ export class TableVerifier implements AccessTokenVerifier {
       userId: info.userId,
       scope: info.scope,
       expiresAt: info.exp * 1000,
-      iat: info.iat,
       jti: info.jti,
       ...(info.certThumbprint ? { certThumbprint: info.certThumbprint } : {}),
       ...(info.dpopJkt ? { dpopJkt: info.dpopJkt } : {}),

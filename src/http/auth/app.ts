@@ -11,6 +11,7 @@ import { notifyLinkRoutes } from './notify-link-routes.js';
 import { chatLinkRoutes } from './chat-link-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
 import { accountRoutes } from './account-routes.js';
+import { verifyEmailRoutes } from './verify-email-routes.js';
 import { accessRoutes } from './access-routes.js';
 import { securityRoutes } from './security-routes.js';
 import { secondStepRoutes } from './second-step-routes.js';
@@ -60,6 +61,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
     await chatLinkRoutes(pages, gh);
     await oidcRoutes(pages, gh);
     await accountRoutes(pages, gh);
+    await verifyEmailRoutes(pages, gh);
     await accessRoutes(pages, gh);
     await securityRoutes(pages, gh);
     await secondStepRoutes(pages, gh);
