@@ -1,3 +1,4 @@
+import type { User } from './model.js';
 import type { Stores, TxHooks } from './ports.js';
 import { recordEvent, type Recorder } from './notify/record.js';
 import { StorageUnavailableError } from './unavailable.js';
@@ -85,8 +86,19 @@ export async function unlockAccount(
   });
 }
 
-/** Whether the account may use its sessions and tokens: false while it is locked. */
-export const accountUsable = (user: { lockedAt?: number | null } | undefined): boolean => !!user && user.lockedAt == null;
+/**
+ * Whether the account may use its sessions and tokens: false while it is
+ * locked. Given a token (its `iat`, Unix seconds: RFC 7519 §4.1.6), also
+ * false when it was issued before the account's latest lock, which an unlock
+ * does not bring back: a JWT checked by its signature alone carries nothing
+ * else to tell. `iat` has whole seconds, so a token of the lock's own second
+ * counts as before it; one without `iat` cannot show it is newer.
+ */
+export function accountUsable(user: Pick<User, 'lockedAt' | 'tokensValidAfter'> | undefined, token?: { iat: number | undefined }): boolean {
+  if (!user || user.lockedAt != null) return false;
+  if (!token || user.tokensValidAfter == null) return true;
+  return token.iat !== undefined && token.iat * 1000 > user.tokensValidAfter;
+}
 
 async function endSessions(tx: Pick<Stores, 'sessions'>, userId: string): Promise<number> {
   try {

@@ -99,7 +99,7 @@ export class LoginGuard {
       if (!opts.session) await recordEvent(stores, 'user.login.succeeded', { user_id: user.id, username: user.username, ip: address, sid: null }, now);
       return { ok: true, user };
     }
-    await this.throttle.failedAdmitted(name);
+    await this.throttle.failedAdmitted(name, address);
     const who = { user_id: user?.id ?? null, username: typed, ip: address };
     await recordEvent(stores, 'user.login.failed', { ...who, reason: 'invalid_credentials' }, now);
     // This failure was the last the limits allowed: the account or the address is locked from now on.

@@ -80,6 +80,12 @@ export interface User {
   emailVerified?: boolean;
   /** When the account was locked (src/core/account-lock.ts); null or absent while it may sign in. */
   lockedAt?: number | null;
+  /**
+   * The time of the account's latest lock, kept by an unlock: access tokens
+   * issued before it are refused for good, self-contained ones too
+   * (`accountUsable`, src/core/account-lock.ts). Null or absent: never locked.
+   */
+  tokensValidAfter?: number | null;
 }
 
 export interface AuthorizationCode {

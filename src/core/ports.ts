@@ -26,7 +26,11 @@ export interface UserStore {
   get(id: string): Promise<User | undefined>;
   /** Case-insensitive. */
   findByUsername(username: string): Promise<User | undefined>;
-  /** Locks the account at `at` (null unlocks): src/core/account-lock.ts. False when there is no such user. */
+  /**
+   * Locks the account at `at` (null unlocks): src/core/account-lock.ts. A lock
+   * also sets `tokensValidAfter` to `at`, which an unlock keeps. False when
+   * there is no such user.
+   */
   setLocked(userId: string, at: number | null): Promise<boolean>;
 }
 

@@ -9,7 +9,8 @@ export interface ThrottlePolicy {
   perAddress: number;
   windowMs: number;
   /**
-   * Also count the attempts being checked right now (`<kind>:busy:<id>`), so
+   * Also count the attempts being checked right now (`<kind>:busy:acct:<id>`,
+   * `<kind>:busy:addr:<address>`), so
    * a refusal caused only by attempts in flight, not by failures, says so
    * and asks for a retry in a second rather than at the window's end.
    */
@@ -86,11 +87,14 @@ export class CredentialThrottle {
     return [`${this.policy.kind}:acct:${idPart(id)}`, `${this.policy.kind}:addr:${address}`];
   }
 
-  /** The counters an admitted attempt holds until it ends: with `inFlight`, the busy counter too. */
+  /** With `inFlight`, the attempts being checked right now, per credential and per address. */
+  private busyKeys(id: string, address: string): string[] {
+    return this.policy.inFlight ? [`${this.policy.kind}:busy:acct:${idPart(id)}`, `${this.policy.kind}:busy:addr:${address}`] : [];
+  }
+
+  /** The counters an admitted attempt holds until it ends: with `inFlight`, the busy counters too. */
   private held(id: string, address: string): string[] {
-    const keys: string[] = this.keys(id, address);
-    if (this.policy.inFlight) keys.push(`${this.policy.kind}:busy:${idPart(id)}`);
-    return keys;
+    return [...this.keys(id, address), ...this.busyKeys(id, address)];
   }
 
   /**
@@ -104,12 +108,12 @@ export class CredentialThrottle {
    */
   async admit(id: string, address: string): Promise<Verdict> {
     const now = this.clock.now();
-    const [acct, addr, busy] = await this.store.hitAll(this.held(id, address), this.policy.windowMs, now);
+    const [acct, addr, busyAcct, busyAddr] = await this.store.hitAll(this.held(id, address), this.policy.windowMs, now);
     let verdict = this.judge(acct!, addr!, now, 'admit');
-    // Failures alone (the attempts in flight, this one included, taken out) do not reach the limit: only a burst is refused.
-    if (!verdict.allowed && busy && verdict.lockedBy === 'credential' && addr!.count <= this.policy.perAddress
-      && acct!.count - busy.count < this.policy.perCredential) {
-      verdict = { allowed: false, retryAfterSeconds: BUSY_RETRY_SECONDS, lockedBy: 'credential', busy: true };
+    // Failures alone (the attempts in flight, this one included, taken out) reach neither limit: only a burst is refused.
+    if (!verdict.allowed && busyAcct && busyAddr && acct!.count - busyAcct.count < this.policy.perCredential
+      && addr!.count - busyAddr.count < this.policy.perAddress) {
+      verdict = { allowed: false, retryAfterSeconds: BUSY_RETRY_SECONDS, ...(verdict.lockedBy ? { lockedBy: verdict.lockedBy } : {}), busy: true };
     }
     if (!verdict.allowed) await this.abandoned(id, address);
     return verdict;
@@ -122,8 +126,9 @@ export class CredentialThrottle {
   }
 
   /** An admitted attempt that failed: its failure stays counted, it is no longer in flight (policies with `inFlight`). */
-  async failedAdmitted(id: string): Promise<void> {
-    if (this.policy.inFlight) await this.store.unhit(`${this.policy.kind}:busy:${idPart(id)}`, this.clock.now());
+  async failedAdmitted(id: string, address: string): Promise<void> {
+    const now = this.clock.now();
+    await Promise.all(this.busyKeys(id, address).map((k) => this.store.unhit(k, now)));
   }
 
   /**
@@ -135,9 +140,9 @@ export class CredentialThrottle {
    * by signing in to it between guesses.
    */
   async succeeded(id: string, address: string): Promise<void> {
-    const [acctKey, addrKey, busyKey] = this.held(id, address);
+    const [acctKey, addrKey] = this.keys(id, address);
     const now = this.clock.now();
-    await Promise.all([this.store.reset(acctKey!), this.store.unhit(addrKey!, now), ...(busyKey ? [this.store.unhit(busyKey, now)] : [])]);
+    await Promise.all([this.store.reset(acctKey), ...[addrKey, ...this.busyKeys(id, address)].map((k) => this.store.unhit(k, now))]);
   }
 
   /** Before a cheap check, with nothing written: refused while either count of failures is at its limit. */

@@ -24,6 +24,7 @@ import { oidcClaimsMigration } from './oidc/claims-migration.js';
 import { PendingMigrationsError } from './pending-migrations.js';
 import { accessMigration } from './access/migration.js';
 import { emailVerificationMigration } from './account/email-verification-migration.js';
+import { tokensValidAfterMigration } from './tokens-valid-after-migration.js';
 
 /**
  * Migrations are code, written once for both dialects with kysely's schema
@@ -180,6 +181,7 @@ const migrations: Record<string, Migration> = {
   '0024_notify_link_codes': notifyLinkCodesMigration,
   '0028_access': accessMigration,
   '0032_email_verification': emailVerificationMigration,
+  '0029_tokens_valid_after': tokensValidAfterMigration,
   '0027_mail': mailMigration,
 };
 

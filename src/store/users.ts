@@ -5,12 +5,22 @@ import type { UserStore } from '../core/ports.js';
 import type { DB, UsersTable } from './schema.js';
 import { isUniqueViolation } from './codec.js';
 
+/* The column migration 0029_tokens_valid_after adds (src/store/tokens-valid-after-migration.ts). */
+declare module './schema.js' {
+  interface UsersTable {
+    tokens_valid_after: number | null;
+  }
+}
+
+const num = (v: number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
+
 const toUser = (r: UsersTable): User => ({
   id: r.id, username: r.username, email: r.email, name: r.name, passwordHash: r.password_hash, createdAt: r.created_at,
   // email_verified: migration 0032_email_verification (src/store/account).
   emailVerified: Number(r.email_verified) === 1,
   // locked_at: migration 0009_admin_users (src/store/console).
-  lockedAt: r.locked_at === null || r.locked_at === undefined ? null : Number(r.locked_at),
+  lockedAt: num(r.locked_at),
+  tokensValidAfter: num(r.tokens_valid_after),
 });
 
 /**
@@ -52,7 +62,9 @@ export class SqlUserStore implements UserStore {
   }
 
   async setLocked(userId: string, at: number | null): Promise<boolean> {
-    const r = await this.db.updateTable('users').set({ locked_at: at }).where('id', '=', userId).executeTakeFirst();
+    // A lock moves tokens_valid_after to its time in the same statement; an unlock (null) leaves it.
+    const r = await this.db.updateTable('users').set(at === null ? { locked_at: null } : { locked_at: at, tokens_valid_after: at })
+      .where('id', '=', userId).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }
 }

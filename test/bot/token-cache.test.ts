@@ -54,11 +54,12 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal((await botApi(server.botUrl, token, 'getMe')).status, 401, 'refused at once where it was revoked');
       assert.equal((await botApi(there, token, 'getUpdates')).status, 401, 'getUpdates reads the bot row: refused at once everywhere');
       assert.equal((await botApi(there, fresh, 'getMe')).status, 200, 'the new token works at once in the other process (unknown hashes are never cached)');
+      assert.equal((await botApi(there, token, 'getMe')).status, 401, 'getMe reads the bot row too (its name may have changed): refused at once everywhere');
 
       // The other process: refused once its memory of the old token lapses.
       let refusedAfter: number | undefined;
       while (refusedAfter === undefined && performance.now() - revokedAt < BOT_CACHE_TTL_MS + 5_000) {
-        if ((await botApi(there, token, 'getMe')).status === 401) refusedAfter = performance.now() - revokedAt;
+        if ((await botApi(there, token, 'sendMessage', { chat_id: 1, text: 'x' })).status === 401) refusedAfter = performance.now() - revokedAt;
         else await sleep(50);
       }
       assert.ok(refusedAfter !== undefined, 'the old token is refused in the other process');

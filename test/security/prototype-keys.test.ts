@@ -74,7 +74,7 @@ for (const { kind, skip } of await databaseKinds()) {
     it('token endpoint: prototype names as grant types, parameter names and DPoP key types', async () => {
       const auth = { authorization: basic(client.id, client.secret) };
       for (const name of PROTO) {
-        for (const fields of [{ grant_type: name }, { grant_type: 'client_credentials', [name]: name }, { grant_type: 'client_credentials', scope: name }, { grant_type: 'authorization_code', code: name, redirect_uri: name, code_verifier: name }]) {
+        for (const fields of <Record<string, string>[]>[{ grant_type: name }, { grant_type: 'client_credentials', [name]: name }, { grant_type: 'client_credentials', scope: name }, { grant_type: 'authorization_code', code: name, redirect_uri: name, code_verifier: name }]) {
           const res = await post(server.url, '/oauth/token', fields, auth);
           const text = await res.text();
           assert.ok(res.status === 200 || res.status === 400 || res.status === 401, `${JSON.stringify(fields)}: ${res.status} ${text}`);
@@ -94,7 +94,7 @@ for (const { kind, skip } of await databaseKinds()) {
     it('authorization endpoint: prototype names as values and parameter names', async () => {
       const agent = new Agent(server.url);
       for (const name of PROTO) {
-        for (const q of [{ response_type: name, client_id: client.id }, { response_type: 'code', client_id: name }, { response_type: 'code', client_id: client.id, prompt: name, [name]: name },
+        for (const q of <Record<string, string>[]>[{ response_type: name, client_id: client.id }, { response_type: 'code', client_id: name }, { response_type: 'code', client_id: client.id, prompt: name, [name]: name },
           { response_type: 'code', client_id: client.id, response_mode: name, code_challenge_method: name, code_challenge: 'x'.repeat(43) }]) {
           const res = await agent.get(`/oauth2?${new URLSearchParams(q)}`);
           const text = await res.text();

@@ -31,8 +31,8 @@ export async function introspect(
   const info = await deps.inspector.inspect(token);
   if (!info || !info.active) return { active: false };
   const user = info.userId ? await deps.storage.users.get(info.userId) : undefined;
-  // A locked account's tokens are inactive, self-contained ones too (src/core/account-lock.ts).
-  if (info.userId && user && !accountUsable(user)) return { active: false };
+  // A locked account's tokens are inactive, self-contained ones too, and after an unlock those issued before the lock.
+  if (info.userId && user && !accountUsable(user, { iat: info.iat })) return { active: false };
   return {
     active: true,
     scope: formatScope(info.scope),

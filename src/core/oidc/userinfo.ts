@@ -7,6 +7,7 @@ import { insufficientScope, invalidToken } from '../resource/errors.js';
 import { audienceMatches } from '../resource/token.js';
 import { OPENID } from './id-token.js';
 import type { AccessClaims } from '../access/claims.js';
+import { accountUsable } from '../account-lock.js';
 
 /**
  * Standard claims by scope (OpenID Connect Core §5.4): `profile` gives the
@@ -38,6 +39,8 @@ export async function userInfo(
   if (!info.scope.includes(OPENID)) throw insufficientScope([OPENID]);
   const user = info.userId ? await deps.users.get(info.userId) : undefined;
   if (!user) throw invalidToken('the access token does not belong to a user');
+  // As /user and introspection: refused while the account is locked, and if issued before its latest lock.
+  if (!accountUsable(user, { iat: info.iat })) throw invalidToken('the account is locked, or the token was issued before its lock');
   // The claims request of the authorization this token comes from (kept with its sign-in, by family).
   const signIn = info.familyId && deps.signIns ? await deps.signIns.byFamily(info.familyId) : undefined;
   const requested = decodeClaims(signIn?.claims)?.userinfo;

@@ -70,6 +70,7 @@ export class IntrospectionVerifier implements AccessTokenVerifier {
       scope: splitScope(body.scope),
       // Without exp the answer is good for as long as the cache keeps it.
       expiresAt: typeof body.exp === 'number' ? body.exp * 1000 : Number.MAX_SAFE_INTEGER,
+      ...(typeof body.iat === 'number' ? { iat: body.iat } : {}),
       jti: typeof body.jti === 'string' ? body.jti : undefined,
       ...certBinding(body.cnf),
       via: 'introspection',

@@ -67,6 +67,7 @@ export class JwtVerifier implements AccessTokenVerifier {
       userId: userOf(c.sub, c.client_id),
       scope: splitScope(c.scope),
       expiresAt: (c.exp as number) * 1000,
+      ...(typeof c.iat === 'number' ? { iat: c.iat } : {}),
       jti: typeof c.jti === 'string' ? c.jti : undefined,
       ...certBinding(c.cnf),
       via: 'jwt',

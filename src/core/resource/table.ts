@@ -29,6 +29,7 @@ export class TableVerifier implements AccessTokenVerifier {
       userId: info.userId,
       scope: info.scope,
       expiresAt: info.exp * 1000,
+      iat: info.iat,
       jti: info.jti,
       ...(info.certThumbprint ? { certThumbprint: info.certThumbprint } : {}),
       ...(info.dpopJkt ? { dpopJkt: info.dpopJkt } : {}),

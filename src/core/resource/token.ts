@@ -8,6 +8,8 @@ export interface VerifiedToken {
   scope: string[];
   /** Unix milliseconds. */
   expiresAt: number;
+  /** `iat`, Unix seconds, when the token states it: /user refuses a token older than the account's latest lock. */
+  iat?: number;
   jti: string | undefined;
   /** RFC 8705 §3: `x5t#S256` of the client certificate the token is bound to (`cnf`), if it is. */
   certThumbprint?: string;

@@ -50,8 +50,9 @@ export async function buildApiServer(gh: Gatehouse, verifier: AccessTokenVerifie
       // A client acting for itself, or a deleted user: this token stands for no one signed in.
       const found = token.userId ? await gh.storage.users.get(token.userId) : undefined;
       if (!found) throw invalidToken('the access token does not belong to a user');
-      // A locked account's tokens are refused, self-contained ones too (src/core/account-lock.ts).
-      if (!accountUsable(found)) throw invalidToken('the account is locked');
+      // A locked account's tokens are refused, self-contained ones too, and after an unlock those
+      // issued before the lock: the user row read here tells both (src/core/account-lock.ts).
+      if (!accountUsable(found, { iat: token.iat })) throw invalidToken(found.lockedAt != null ? 'the account is locked' : 'the token was issued before the account was locked');
       return userProfile(found, token.scope);
     };
     // RFC 6750 §2.2, §2.3: the token may come as a form field or a query parameter, each a string.

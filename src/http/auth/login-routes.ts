@@ -84,7 +84,7 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     if (!outcome.ok) {
       if (outcome.reason === 'locked') {
         reply.header('retry-after', String(outcome.retryAfterSeconds));
-        return again(429, outcome.busy ? 'Other sign-in attempts for this account are being checked right now. Try again in a moment.'
+        return again(429, outcome.busy ? 'Other sign-in attempts are being checked right now. Try again in a moment.'
           : 'Too many failed sign-in attempts. Wait 15 minutes and try again.');
       }
       // An administrator locked the account (admin console, Users).

@@ -90,6 +90,24 @@ export function clientsUsersConformance(name: string, factory: StoreFactory<Clie
         }
         assert.deepEqual(await storage.users.findByUsername('linus'), u);
       });
+
+      // An account lock (src/core/account-lock.ts): an unlock clears the lock but keeps tokensValidAfter.
+      it('setLocked: a lock sets lockedAt and tokensValidAfter, an unlock clears only lockedAt, a later lock moves both', async () => {
+        const u = aUser();
+        const other = aUser();
+        await storage.users.create(u);
+        await storage.users.create(other);
+        assert.equal(await storage.users.setLocked(u.id, T + 10), true);
+        assert.deepEqual(await storage.users.get(u.id), { ...u, lockedAt: T + 10, tokensValidAfter: T + 10 });
+        assert.deepEqual(await storage.users.findByUsername(u.username), { ...u, lockedAt: T + 10, tokensValidAfter: T + 10 });
+        assert.equal(await storage.users.setLocked(u.id, null), true);
+        assert.deepEqual(await storage.users.get(u.id), { ...u, lockedAt: null, tokensValidAfter: T + 10 });
+        assert.equal(await storage.users.setLocked(u.id, T + 20), true);
+        assert.deepEqual(await storage.users.get(u.id), { ...u, lockedAt: T + 20, tokensValidAfter: T + 20 });
+        assert.deepEqual(await storage.users.get(other.id), other, 'another account is untouched');
+        assert.equal(await storage.users.setLocked('no-such-user', T), false);
+        assert.equal(await storage.users.setLocked('no-such-user', null), false);
+      });
     });
   });
 }

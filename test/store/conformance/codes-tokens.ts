@@ -1,12 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Stores } from '../../../src/core/ports.js';
+import type { Stores, Transactional } from '../../../src/core/ports.js';
 import type { SqlTokenStore } from '../../../src/store/tokens.js';
 import { aCode, aFamily, anAccess, aRefresh, DAY, MINUTE, T } from '../fixtures.js';
 import type { StoreFactory, SuiteOptions } from './suite.js';
 
-type CodesAndTokens = Pick<Stores, 'codes' | 'tokens'>;
+/** With the transaction port: a lock's revocations join the caller's transaction (src/core/account-lock.ts). */
+type CodesAndTokens = Pick<Stores, 'codes' | 'tokens'> & Transactional<Pick<Stores, 'codes' | 'tokens'>>;
 
 /** CodeStore and TokenStore: single-use codes, refresh rotation, revocation, purging. */
 export function codesTokensConformance(name: string, factory: StoreFactory<CodesAndTokens>, { skip }: SuiteOptions = {}): void {
@@ -35,6 +36,21 @@ export function codesTokensConformance(name: string, factory: StoreFactory<Codes
         assert.deepEqual(await storage.codes.consume(code.codeHash, code.clientId, T + 2), { code: { ...code, consumedAt: T + 2 }, replay: false });
         assert.equal(await storage.codes.consume(code.codeHash, 'another-client', T + 3), undefined);
         assert.equal((await storage.codes.consume(code.codeHash, code.clientId, T + 4))?.replay, true);
+      });
+
+      // An account lock (src/core/account-lock.ts): codes not yet exchanged go; used ones stay for replay detection.
+      it("deleteUnusedForUser deletes the user's unused codes only", async () => {
+        const userId = `u-${randomUUID()}`;
+        const unused = [aCode({ userId }), aCode({ userId, expiresAt: T - MINUTE })];
+        const used = aCode({ userId, consumedAt: T });
+        const someoneElse = aCode();
+        for (const c of [...unused, used, someoneElse]) await storage.codes.save(c);
+        assert.equal(await storage.codes.deleteUnusedForUser(userId), 2);
+        for (const c of unused) assert.equal(await storage.codes.consume(c.codeHash, c.clientId, T + 1), undefined);
+        assert.equal((await storage.codes.consume(used.codeHash, used.clientId, T + 1))?.replay, true, 'a used code is kept: a replay still revokes what it issued');
+        assert.equal((await storage.codes.consume(someoneElse.codeHash, someoneElse.clientId, T + 1))?.replay, false);
+        assert.equal(await storage.codes.deleteUnusedForUser(userId), 0);
+        assert.equal(await storage.codes.deleteUnusedForUser('no-such-user'), 0);
       });
 
       it('knows nothing of an unknown code', async () => {
@@ -128,6 +144,57 @@ export function codesTokensConformance(name: string, factory: StoreFactory<Codes
         assert.equal((await storage.tokens.getAccess(loose.tokenHash))?.revokedAt, null);
         // A rotation attempt after the revocation cannot win.
         assert.equal((await storage.tokens.markRotated(current.tokenHash, T + 10))?.reuse, true);
+      });
+
+      it("revokeAllForUser revokes every family of the user at every client with its tokens, family-less access tokens too, and nothing else", async () => {
+        const { tokens } = storage;
+        const userId = `u-${randomUUID()}`;
+        const [one, two] = [aFamily({ userId }), aFamily({ userId })];
+        const earlier = aFamily({ userId, revokedAt: T - 1 });
+        const other = aFamily();
+        for (const f of [one, two, earlier, other]) await tokens.createFamily(f);
+        const refreshes = [aRefresh(one), aRefresh(one, { rotatedAt: T }), aRefresh(two)];
+        const accesses = [anAccess(one), anAccess(two)];
+        // The implicit grant's: the user's, of no family.
+        const loose = anAccess(null, { userId });
+        const revokedBefore = aRefresh(two, { revokedAt: T - 5 });
+        const othersRefresh = aRefresh(other);
+        const othersAccess = anAccess(other);
+        const machine = anAccess(null);
+        for (const t of [...refreshes, revokedBefore, othersRefresh]) await tokens.saveRefresh(t);
+        for (const t of [...accesses, loose, othersAccess, machine]) await tokens.saveAccess(t);
+
+        assert.equal(await tokens.revokeAllForUser(userId, T + 5), 2, 'the two families not yet revoked');
+        for (const f of [one, two]) assert.equal((await tokens.getFamily(f.id))?.revokedAt, T + 5);
+        assert.equal((await tokens.getFamily(earlier.id))?.revokedAt, T - 1, 'an earlier revocation keeps its time');
+        for (const t of refreshes) assert.equal((await tokens.getRefresh(t.tokenHash))?.revokedAt, T + 5);
+        assert.equal((await tokens.getRefresh(revokedBefore.tokenHash))?.revokedAt, T - 5);
+        for (const t of [...accesses, loose]) assert.equal((await tokens.getAccess(t.tokenHash))?.revokedAt, T + 5);
+        // Another person's and a client's own tokens are untouched.
+        assert.equal((await tokens.getFamily(other.id))?.revokedAt, null);
+        assert.equal((await tokens.getRefresh(othersRefresh.tokenHash))?.revokedAt, null);
+        assert.equal((await tokens.getAccess(othersAccess.tokenHash))?.revokedAt, null);
+        assert.equal((await tokens.getAccess(machine.tokenHash))?.revokedAt, null);
+        // No rotation wins afterwards; a second call finds nothing left.
+        assert.equal((await tokens.markRotated(refreshes[2]!.tokenHash, T + 6))?.reuse, true);
+        assert.equal(await tokens.revokeAllForUser(userId, T + 9), 0);
+        assert.equal((await tokens.getFamily(one.id))?.revokedAt, T + 5);
+        assert.deepEqual(await tokens.activeFamilies(userId, one.clientId), []);
+      });
+
+      it('revokeAllForUser joins the caller\'s transaction: a rollback revokes nothing', async () => {
+        const userId = `u-${randomUUID()}`;
+        const family = aFamily({ userId });
+        await storage.tokens.createFamily(family);
+        const refresh = aRefresh(family);
+        await storage.tokens.saveRefresh(refresh);
+        await assert.rejects(storage.transaction(async (tx) => {
+          assert.equal(await tx.tokens.revokeAllForUser(userId, T + 5), 1);
+          assert.equal(await tx.codes.deleteUnusedForUser(userId), 0);
+          throw new Error('rolled back');
+        }), /rolled back/);
+        assert.equal((await storage.tokens.getFamily(family.id))?.revokedAt, null);
+        assert.equal((await storage.tokens.getRefresh(refresh.tokenHash))?.revokedAt, null);
       });
 
       it('records revoked JWT ids, idempotently', async () => {
