@@ -30,7 +30,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const browser = new Agent(server.url);
       assert.equal((await browser.login(name, p.password)).status, 303);
       const user = (await server.gh.storage.users.findByUsername(name))!;
-      return { chat: new ChatApi(server.bot!.url, p), browser, id: user.id };
+      return { chat: new ChatApi(server.bot!.url, p), browser, id: user.id, password: p.password };
     }
     const linkedChats = async (userId: string) => (await server.gh.storage.events.endpoints.list({ userId }))
       .filter((e) => e.kind === 'chat' && e.disabledAt === null).map((e) => e.chatId);
@@ -80,6 +80,24 @@ for (const { kind, skip } of await databaseKinds()) {
       }
       assert.deepEqual(await linkedChats(jan.id), []);
       assert.match(await say(jan.chat, `/start ${code}`), /does not work/, 'tried once it expired: gone');
+    });
+
+    it('a session older than GATEHOUSE_REAUTH_WINDOW is asked for the password before a code is made (sudo mode)', async () => {
+      const kai = await person('kai');
+      const security = await (await kai.browser.get('/account/security')).text();
+      server.clock.offset += 11 * 60_000;
+      try {
+        const stale = await kai.browser.post('/account/security/chat-link', formFor(security, '/account/security/chat-link'));
+        assert.equal(stale.status, 403);
+        const ask = await stale.text();
+        assert.match(ask, /name="password"/);
+        assert.doesNotMatch(ask, /id="link-code"/);
+        const again = await kai.browser.post('/account/security/chat-link', { ...formFor(ask, '/account/security/chat-link'), password: kai.password });
+        assert.equal(again.status, 200);
+        assert.match(await again.text(), /<code id="link-code">[a-z2-7]{16}<\/code>/);
+      } finally {
+        server.clock.offset -= 11 * 60_000;
+      }
     });
 
     it('the older order: the page names the chat and its powers; another person cannot confirm it', async () => {
