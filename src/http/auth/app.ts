@@ -2,7 +2,8 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyServerFactory } from 'f
 import { baseApp } from '../base-app.js';
 import cookie from '@fastify/cookie';
 import type { Gatehouse } from '../../gatehouse.js';
-import { handleError, readiness, rejectNulCharacters, sendErrorPage, sendOAuthError } from '../common.js';
+import { handleError, readiness, rejectNulCharacters, sendOAuthError, sendPage } from '../common.js';
+import { notFoundPage } from '../pages/home.js';
 import { invalidRequest } from '../../core/errors.js';
 import { adminRoutes } from './admin-routes.js';
 import { authorizeRoutes } from './authorize-routes.js';
@@ -38,7 +39,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
   app.setErrorHandler(handleError);
   app.addHook('preHandler', rejectNulCharacters);
   app.setNotFoundHandler((req, reply) => {
-    if (req.headers.accept?.includes('text/html')) return sendErrorPage(reply, 404, 'Not found', 'There is no page at this address.');
+    if (req.headers.accept?.includes('text/html')) return sendPage(reply, 404, notFoundPage());
     return sendOAuthError(reply, invalidRequest('not found', { status: 404 }));
   });
 

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatehouseError } from '../../core/errors.js';
 import { authenticateClient } from '../../core/oauth/client-auth.js';
-import { DEVICE_AUTHORIZATION_PATH, DEVICE_PAGE_PATH } from '../../core/oauth/device.js';
+import { DEVICE_AUTHORIZATION_PATH, DEVICE_PAGE_PATH, formatUserCode, normaliseUserCode } from '../../core/oauth/device.js';
 import type { Params } from '../../core/params.js';
 import { csrfToken, csrfValid } from '../../core/sessions.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { formParams, isForm, noStore, sendErrorPage, sendPage } from '../common.js';
 import { PARAMS, formBody, paramsOf } from '../input.js';
-import { html, layout } from '../pages/html.js';
+import { html, layout, raw } from '../pages/html.js';
 import { consentPage } from '../pages/pages.js';
 import { clientCertificateReader } from '../tls.js';
 import { currentSession } from './session-cookie.js';
@@ -19,14 +19,18 @@ const DECISION_PATH = `${DEVICE_PAGE_PATH}/decision`;
 const text = (p: Params, name: string) => (typeof p[name] === 'string' ? p[name] : undefined);
 
 function codePage(csrf: string, userCode: string, error?: string): string {
+  // The hint names the format the device shows (RFC 8628 §6.1: 8 letters, a dash for reading); the error, when there is one, joins it.
   return layout('Connect a device', html`
 <h1>Connect a device</h1>
-<p>Enter the code your TV, console or command line shows.</p>
-${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<p class="lede">Enter the code your TV, console or command line shows.</p>
+${error ? html`<p class="error" id="user_code_error" role="alert">${error}</p>` : ''}
 <form method="post" action="${DEVICE_PAGE_PATH}">
   <input type="hidden" name="csrf_token" value="${csrf}">
-  <label for="user_code">Code</label>
-  <input id="user_code" name="user_code" value="${userCode}" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="20" required autofocus>
+  <div class="field">
+    <label for="user_code">Code</label>
+    <p class="hint" id="user_code_hint">8 letters, shown as XXXX-XXXX. Upper or lower case; the dash is optional.</p>
+    <input id="user_code" class="code-input" name="user_code" type="text" value="${userCode}" placeholder="XXXX-XXXX" inputmode="text" autocomplete="one-time-code" autocapitalize="characters" autocorrect="off" spellcheck="false" maxlength="20" required autofocus aria-describedby="user_code_hint${error ? ' user_code_error' : ''}"${error ? raw(' aria-invalid="true"') : ''}>
+  </div>
   <div class="actions"><button class="primary" type="submit">Continue</button></div>
 </form>`);
 }
@@ -106,6 +110,8 @@ export async function devicePages(app: FastifyInstance, gh: Gatehouse): Promise<
     return sendPage(reply, 200, consentPage({
       clientName: found.client.name, username: current.user.username, name: current.user.name, scope: found.request.scope,
       returnsTo: undefined, csrf, action: DECISION_PATH, fields: { request: found.request.id },
+      // RFC 8628 §5.4: the code again, so the person checks it is the one their device shows.
+      deviceCode: formatUserCode(normaliseUserCode(typed) ?? typed.toUpperCase()),
     }));
   });
 

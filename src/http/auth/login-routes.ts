@@ -4,7 +4,8 @@ import { single, type Params } from '../../core/params.js';
 import { csrfToken, csrfValid } from '../../core/sessions.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
-import { homePage, loginPage } from '../pages/pages.js';
+import { loginPage } from '../pages/pages.js';
+import { homePage } from '../pages/home.js';
 import { stylesheet } from '../pages/style.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { signInWithLinks } from './federation-routes.js';
@@ -48,7 +49,11 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
 
   app.get('/', { config: page }, async (req, reply) => {
     const current = await currentSession(gh, req);
-    return sendPage(reply, 200, homePage(current ? { username: current.user.username, csrf: csrfToken(current.id, LOGOUT) } : {}));
+    if (!current) return sendPage(reply, 200, homePage({}));
+    return sendPage(reply, 200, homePage({
+      username: current.user.username, csrf: csrfToken(current.id, LOGOUT), chatUrl: gh.config.botApiUrl,
+      admin: (await gh.console.isAdmin(current.user.id)) && !(await gh.console.isLocked(current.user.id)),
+    }));
   });
 
   // Login CSRF: the form carries an HMAC of a random HttpOnly cookie (RFC 6749 §10.12).

@@ -14,6 +14,7 @@ import { botAnswer, botDescription, botFrameworkRefusal, handlerFor } from '../e
 import { multipartFields } from './multipart.js';
 import { limitJsonDepth, zodSchemaController } from '../input.js';
 import { pageRoutes } from './page-routes.js';
+import { browserNotFound, wantsPage } from './browser-not-found.js';
 import { instrumentHttp } from '../metrics.js';
 
 export interface BotApp {
@@ -70,7 +71,9 @@ export async function buildBotServer(gh: Gatehouse, bots: BotApp, logger?: Fasti
   // shape in its own context). A store outage is 503 with `retry_after`, which clients that honour it
   // for 429 wait on the same way.
   app.setErrorHandler(handlerFor(botAnswer, botFrameworkRefusal));
-  app.setNotFoundHandler((_req, reply) => sendBotError(reply, botError(404)));
+  // A browser's wrong address gets a page leading to the chat page (src/http/bot/browser-not-found.ts).
+  const notFoundPage = browserNotFound(app, gh);
+  app.setNotFoundHandler((req, reply) => (wantsPage(req) ? notFoundPage(reply) : sendBotError(reply, botError(404))));
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', (_req, reply) => readiness(gh, reply));

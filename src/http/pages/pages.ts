@@ -70,6 +70,8 @@ export interface ConsentView {
   action: string;
   /** Hidden fields that carry the authorization request through the decision POST. */
   fields: Record<string, string | readonly string[] | undefined>;
+  /** A device's user code, shown for the person to compare with their device (RFC 8628 §5.4). */
+  deviceCode?: string;
 }
 
 export function consentPage(v: ConsentView): string {
@@ -86,6 +88,7 @@ export function consentPage(v: ConsentView): string {
 <div class="app-mark" aria-hidden="true">${initial}</div>
 <h1 class="consent-title"><span class="app-name">${v.clientName}</span> wants to access your account</h1>
 <p class="account">Signed in as ${who}</p>
+${v.deviceCode ? html`<div class="device-code"><span class="muted">Code on your device</span><strong class="code">${v.deviceCode}</strong><span class="muted">Allow only if your device shows this code.</span></div>` : ''}
 <h2 class="list-title">This will allow it to:</h2>
 <ul class="scopes">${scopes}</ul>
 <p class="note">Allow only if you trust <strong>${v.clientName}</strong>.${v.returnsTo ? html` Either way, you will go back to <strong class="host">${v.returnsTo}</strong>.` : ''}</p>
@@ -106,12 +109,3 @@ export function errorPage(title: string, message: string): string {
 <p class="muted">If an application sent you here, go back to it and try again. If this keeps happening, let the application's developers know.</p>`);
 }
 
-export function homePage(opts: { username?: string; csrf?: string }): string {
-  if (!opts.username) {
-    return layout('Gatehouse', html`<h1>Welcome</h1><p class="lede">You are not signed in.</p>
-<p><a class="button primary" href="/login">Sign in</a></p>`);
-  }
-  return layout('Gatehouse', html`<h1>You are signed in</h1><p class="lede">Signed in as <strong>${opts.username}</strong>.</p>
-<p><a class="button" href="/account">Your account</a></p>
-<form method="post" action="/logout"><input type="hidden" name="csrf_token" value="${opts.csrf}"><button type="submit">Sign out</button></form>`);
-}

@@ -94,6 +94,19 @@ button.danger:hover { background: var(--danger-bg); }
 .notice { margin: 1rem 0 0; padding: .75rem .9rem; border-radius: 10px; background: var(--accent-soft); border-left: 4px solid var(--accent); }
 .links { margin-top: 1.5rem; }
 
+/* The device page's code: typed as the device shows it (XXXX-XXXX), and repeated on its consent page (RFC 8628 §5.4). */
+.hint { margin: 0 0 .4rem; color: var(--muted); font-size: .9rem; }
+input.code-input { border-color: var(--field-line); text-align: center; text-transform: uppercase; font-size: 1.5rem; font-weight: 600;
+  letter-spacing: .18em; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; }
+input.code-input[aria-invalid=true] { border-color: var(--danger); }
+input.code-input::placeholder { color: var(--muted); opacity: .6; letter-spacing: .18em; }
+.device-code { display: grid; justify-items: center; gap: .15rem; margin: 1rem 0 0; padding: .75rem; text-align: center;
+  border: 1px dashed var(--field-line); border-radius: 12px; }
+.device-code .code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 1.6rem;
+  letter-spacing: .15em; }
+/* The home page's ways in, one under the other. */
+.home-links .button { margin-top: .75rem; }
+
 /* Phones: the card starts near the top, where the thumb and the keyboard leave room. */
 @media (max-width: 30rem) {
   body { place-items: start center; padding: 1.25rem .75rem; }
