@@ -61,6 +61,8 @@ import type { Redis } from 'ioredis';
 import type { ConsoleStore } from './core/console/ports.js';
 import { outboundClients, type OutboundClient } from './infra/outbound/client.js';
 import { Mailer } from './core/mail/mailer.js';
+import { UserAccounts } from './core/account/user-accounts.js';
+import type { UserAccountStore, UserAccountTransactions } from './core/account/user-accounts-ports.js';
 import { openStorageWhenReachable, type StoreLog } from './store/startup.js';
 
 /** Everything one Gatehouse process runs on, wired once (the composition root). */
@@ -120,6 +122,12 @@ export interface Gatehouse {
   ciba: Ciba;
   /** E-mail (src/core/mail): `mailer.enqueue(tx, …)` in the transaction of the change; `mailer.enabled` says whether anything is sent. */
   mailer: Mailer;
+  /** A person's account over its life: new password, administrators' changes, deletion (src/core/account/user-accounts.ts). */
+  userAccounts: UserAccounts;
+  /** Their stores in one transaction (Redis sessions when configured): `gh.accountTransactions.transaction((tx) => gh.userAccounts.setPassword(tx, …))`. */
+  accountTransactions: UserAccountTransactions;
+  /** Operators' list of accounts and password resets (src/core/account/user-accounts-ports.ts). */
+  userAccountStore: UserAccountStore;
   close(): Promise<void>;
 }
 
@@ -208,6 +216,10 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     store: sql.currentOAuth.backchannel, storage, clock, issuer: () => oauth.issuer, interval: config.pollInterval, bot: notifyBot,
     http: outbound.registered.request, secrets: sql.secrets, isLocked: (id) => consoleStore.isLocked(id), tokenEndpoint, actions: chatActions, log,
   });
+  // The same e-mail settings as gh.mailer (a Mailer holds nothing else).
+  const userAccounts = new UserAccounts({
+    hasher, mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }), signedOut: (session) => sso.signOut(session),
+  });
   return {
     config,
     oauth,
@@ -249,6 +261,11 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     access: { ...createAccess({ store: sql.access, transactions: sql.accessTransactions, users: storage.users, events: storage.events, clock, bot: notifyBot, actions: chatActions, log }), claims: accessClaims },
     device,
     ciba,
+    userAccounts,
+    // With Redis, sessions are ended where they live (as the lock after "Not me" does).
+    accountTransactions: storage === sql ? sql.userAccountTransactions
+      : { transaction: (fn) => sql.userAccountTransactions.transaction((tx) => fn({ ...tx, sessions: storage.sessions })) },
+    userAccountStore: sql.userAccounts,
     mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }),
     close: async () => {
       keys.close();

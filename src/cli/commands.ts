@@ -66,6 +66,26 @@ export const COMMAND_SPECS = {
     options: { username: str('U', 'the account\'s username (required)') },
     settings: [...STORAGE, 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_REDIS_PREFIX'],
   },
+  'user list': {
+    summary: 'list the accounts: id, username, e-mail, whether it is verified, locked, an administrator, when created',
+    notes: 'example: gatehouse user list --json   prints {"users":[{"id","username","email","email_verified","name","locked","admin","created_at"}, …]}',
+    options: { search: str('S', 'only accounts whose username or e-mail address starts with S (any case)') },
+    settings: STORAGE,
+  },
+  'user set-password': {
+    summary: 'set a new password for an account: every session ends and every refresh token is revoked; the person is told in their linked chat and by e-mail',
+    notes: 'example: echo \'a long password\' | gatehouse user set-password --username alice --password-stdin --json',
+    options: {
+      username: str('U', 'the account\'s username (required)'),
+      'password-stdin': flag('read the new password from standard input (required)'),
+    },
+    settings: [...STORAGE, 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_REDIS_PREFIX', 'GATEHOUSE_SMTP_URL'],
+  },
+  'user delete': {
+    summary: 'delete an account and its personal data: sessions end, tokens are revoked, second factors, consents, linked chats and third-party links go',
+    notes: 'example: gatehouse user delete --username alice --json',
+    options: { username: str('U', 'the account\'s username (required)') },
+    settings: [...STORAGE, 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_REDIS_PREFIX', 'GATEHOUSE_SMTP_URL'],
   'client create': {
     summary: 'register an OAuth client (application); prints its id and, for a confidential client, its secret once',
     notes: 'example: gatehouse client create --name "My app" --redirect-uri http://127.0.0.1:8080/demo/callback --scope user --json',

@@ -18,6 +18,7 @@ import { secretKeyCommands } from './secret-key.js';
 import { registrationCommands } from './registration.js';
 import { accessCommands } from './access.js';
 import { userLockCommands } from './user-lock.js';
+import { userAccountCommands } from './user-accounts.js';
 import { configFrom, parse, print, readStdin, UsageError } from './args.js';
 import { parserOptions } from './commands.js';
 
@@ -157,4 +158,5 @@ export const DATABASE_COMMANDS: Record<string, (args: string[]) => Promise<void>
   ...registrationCommands({ parse, configFrom, print, withStorage }),
   ...accessCommands({ parse, configFrom, print, withStorage }),
   ...userLockCommands({ parse, configFrom, print, withStorage }),
+  ...userAccountCommands({ parse, configFrom, print, withStorage }, readStdin),
 };

@@ -9,7 +9,7 @@ import { parserOptions } from './commands.js';
  * With GATEHOUSE_REDIS_URL set, sessions live in Redis: the lock ends them
  * there and the unlock makes sure none survived, as the server does.
  */
-async function withSessions<T>(storage: Storage, redisUrl: string | undefined, prefix: string, fn: (s: Storage) => Promise<T>): Promise<T> {
+export async function withSessions<T>(storage: Storage, redisUrl: string | undefined, prefix: string, fn: (s: Storage) => Promise<T>): Promise<T> {
   if (!redisUrl) return fn(storage);
   const { connectRedis, redisConnected, withRedis } = await import('../store/redis/index.js');
   const redis = connectRedis(redisUrl);

@@ -35,6 +35,8 @@ import type { ApprovalTransactions, MfaStore } from '../core/mfa/ports.js';
 import { SqlMfaStore, sqlApprovalTransactions } from './mfa/index.js';
 import { SqlAccessStore, sqlAccessTransactions } from './access/index.js';
 import type { AccessStore, AccessTransactions } from '../core/access/ports.js';
+import { SqlUserAccountStore, sqlUserAccountTransactions } from './account/user-accounts.js';
+import type { UserAccountStore, UserAccountTransactions } from '../core/account/user-accounts-ports.js';
 
 function storesOn(db: Kysely<DB>, notify: NotifyShared, secrets: SecretBox, scope?: TxScope): Stores {
   return {
@@ -76,6 +78,9 @@ export interface SqlStorage extends Storage {
   /** Groups, roles and elevations (src/core/access), and an elevation's decision with its event in one transaction. */
   access: AccessStore;
   accessTransactions: AccessTransactions;
+  /** Accounts: operators' lists, password changes and resets, deletion (src/core/account), with the core stores in one transaction. */
+  userAccounts: UserAccountStore;
+  userAccountTransactions: UserAccountTransactions;
 }
 
 export interface StorageOptions extends OpenOptions {
@@ -134,6 +139,8 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     linkCodes: new SqlLinkCodeStore(db),
     access: new SqlAccessStore(db),
     accessTransactions: sqlAccessTransactions(db, notify),
+    userAccounts: new SqlUserAccountStore(db),
+    userAccountTransactions: sqlUserAccountTransactions(db, (trx, scope) => storesOn(trx, notify, secrets, scope)),
     transaction: (fn) => runTransaction(db, (trx, scope) => storesOn(trx, notify, secrets, scope), fn),
     ready: () => ping(db),
     health: async () => ({ database: (await ping(db)) ? 'ok' : 'down' }),

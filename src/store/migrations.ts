@@ -23,6 +23,7 @@ import { mailMigration } from './mail/migration.js';
 import { oidcClaimsMigration } from './oidc/claims-migration.js';
 import { PendingMigrationsError } from './pending-migrations.js';
 import { accessMigration } from './access/migration.js';
+import { passwordResetsMigration } from './account/password-resets-migration.js';
 import { emailVerificationMigration } from './account/email-verification-migration.js';
 import { tokensValidAfterMigration } from './tokens-valid-after-migration.js';
 
@@ -180,6 +181,7 @@ const migrations: Record<string, Migration> = {
   '0026_oidc_claims': oidcClaimsMigration,
   '0024_notify_link_codes': notifyLinkCodesMigration,
   '0028_access': accessMigration,
+  '0031_password_resets': passwordResetsMigration,
   '0032_email_verification': emailVerificationMigration,
   '0029_tokens_valid_after': tokensValidAfterMigration,
   '0027_mail': mailMigration,

@@ -18,7 +18,10 @@ export interface EventPayloads {
   'user.unlocked': { user_id: string; username: string; ip: string; unlocked_by: 'admin' | 'cli' | 'password_reset' };
   /** A link sent to `email` was followed (src/core/account/verify-email.ts): the account's address is now `email`, verified. */
   'user.email_verified': { user_id: string; username: string; email: string; ip: string };
+  /** Who made the change (src/core/account/user-accounts.ts): `self` (the account page), `reset`, `admin` (console), `api` (admin API), `cli`. */
+  'user.password_changed': { user_id: string; username: string; ip: string; changed_by: 'self' | 'reset' | 'admin' | 'api' | 'cli' };
   'user.updated': { user_id: string; username: string; fields: ('name' | 'email')[]; ip: string; updated_by: 'self' | 'reset' | 'admin' | 'api' | 'cli' };
+  'user.deleted': { user_id: string; username: string; ip: string; deleted_by: 'self' | 'reset' | 'admin' | 'api' | 'cli' };
   'mfa.enrolled': { user_id: string; factor: 'totp' | 'passkey' | 'recovery_codes' | 'chat_approval'; passkey_name?: string };
   'mfa.removed': { user_id: string; factor: 'totp' | 'passkey' | 'recovery_codes' | 'chat_approval'; passkey_name?: string };
   'signin.approval.requested': { user_id: string; approval_id: string; ip: string; browser: string; expires_at: string };
@@ -69,7 +72,9 @@ export const EVENT_CATALOGUE: Record<EventType, CatalogueEntry> = {
   'user.locked': { version: 1, personal: true, gated: false, summary: 'an account or address is locked: for a while after failed sign-ins, or until unlocked ("Not me", "Lock my account", an administrator)' },
   'user.unlocked': { version: 1, personal: true, gated: false, summary: 'a locked account may sign in again (an administrator, or a password reset with its second factor)' },
   'user.email_verified': { version: 1, personal: true, gated: false, summary: "an account's e-mail address was confirmed by following the link sent to it (a new address counts from then)" },
+  'user.password_changed': { version: 1, personal: true, gated: false, summary: "an account's password was changed or reset: every session ended, every refresh token revoked" },
   'user.updated': { version: 1, personal: true, gated: false, summary: "an account's name or e-mail address was changed by an administrator" },
+  'user.deleted': { version: 1, personal: false, gated: false, summary: 'an account was deleted with its personal data' },
   'mfa.enrolled': { version: 1, personal: true, gated: false, summary: 'a person added a second factor (authenticator app, passkey, recovery codes, chat approval)' },
   'mfa.removed': { version: 1, personal: true, gated: false, summary: 'a person removed a second factor' },
   'signin.approval.requested': { version: 1, personal: false, gated: false, summary: 'a sign-in waits for its approval in chat (number matching)' },

@@ -79,6 +79,8 @@ const SENTENCES: { [T in EventType]?: Sentence<T> } = {
       : `Your account ${d.username} was unlocked by an administrator on ${ctx.at}. You can sign in again.`,
   'user.email_verified': (d, ctx) =>
     `The e-mail address ${d.email} of your account ${d.username} was confirmed on ${ctx.at}${d.ip ? ` from ${d.ip}` : ''}.\nIf this wasn't you, lock your account and tell an administrator.`,
+  'user.password_changed': (d, ctx) =>
+    `The password of your account ${d.username} was ${d.changed_by === 'reset' ? 'reset' : 'changed'}${d.changed_by === 'admin' || d.changed_by === 'api' || d.changed_by === 'cli' ? ' by an administrator' : ''} on ${ctx.at}${d.ip ? ` from ${d.ip}` : ''}. Every session was signed out.\n${notYou(ctx, "If this wasn't you, lock your account and ask an administrator.")}`,
   'user.updated': (d, ctx) =>
     `An administrator changed the ${d.fields.map((f) => (f === 'email' ? 'e-mail address' : 'name')).join(' and ')} of your account ${d.username} on ${ctx.at}.`,
   'mfa.enrolled': (d, ctx) =>

@@ -8,6 +8,7 @@ import { noStore } from '../common.js';
 import { adminAnswer, handlerFor } from '../errors.js';
 import { eventWebhookRoutes } from './event-webhook-routes.js';
 import { accessAdminRoutes } from './access-admin-routes.js';
+import { userAdminRoutes } from './user-admin-routes.js';
 import { jsonObject, pathParams } from '../input.js';
 import { CLIENT_LIST, CLIENT_OUT, CLIENT_SECRET, KEY_OUT, NO_CONTENT, USER_OUT } from './admin-schemas.js';
 import { packageVersion, serveOpenApi } from './openapi.js';
@@ -134,4 +135,6 @@ export async function adminRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
   await app.register(async (child) => eventWebhookRoutes(child, gh));
   // Groups and roles (src/http/auth/access-admin-routes.ts), likewise.
   await app.register(async (child) => accessAdminRoutes(child, gh));
+  // Accounts: list, new password, name and e-mail, deletion (src/http/auth/user-admin-routes.ts), likewise.
+  await app.register(async (child) => userAdminRoutes(child, gh));
 }
