@@ -86,6 +86,7 @@ export const COMMAND_SPECS = {
     notes: 'example: gatehouse user delete --username alice --json',
     options: { username: str('U', 'the account\'s username (required)') },
     settings: [...STORAGE, 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_REDIS_PREFIX', 'GATEHOUSE_SMTP_URL'],
+  },
   'client create': {
     summary: 'register an OAuth client (application); prints its id and, for a confidential client, its secret once',
     notes: 'example: gatehouse client create --name "My app" --redirect-uri http://127.0.0.1:8080/demo/callback --scope user --json',
