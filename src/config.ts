@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseSecretKey } from './core/secret-box.js';
 import { loadProviders, type Provider } from './core/federation/providers.js';
-import { readSettings, type MailTransportSetting, type MigrateMode, type Registration, type Role, type Source, type TokenVerification } from './settings.js';
+import { readSettings, type MailTransportSetting, type MigrateMode, type Registration, type Role, type SignupSetting, type Source, type TokenVerification } from './settings.js';
 
 /**
  * Settings: flags, then environment variables, then these defaults
@@ -45,6 +45,8 @@ export interface Config {
   readonly parRequired: boolean;
   /** Dynamic client registration (RFC 7591): off, token (an initial access token required) or open. */
   readonly registration: Registration;
+  /** Sign-up at /signup (src/core/account/signup.ts): off, invite (an invitation link required) or open. */
+  readonly signup: SignupSetting;
   /** Trust X-Forwarded-* from this proxy setting (fastify `trustProxy`). */
   readonly trustProxy: boolean | string;
   readonly logLevel: string;
@@ -213,6 +215,7 @@ export function loadConfig(env: Source = process.env, flags: Source = {}): Confi
     pollInterval: v.GATEHOUSE_POLL_INTERVAL,
     parRequired: v.GATEHOUSE_PAR_REQUIRED,
     registration: v.GATEHOUSE_REGISTRATION,
+    signup: v.GATEHOUSE_SIGNUP,
     trustProxy: v.GATEHOUSE_TRUST_PROXY,
     logLevel: v.GATEHOUSE_LOG_LEVEL,
     logFormat: v.GATEHOUSE_LOG_FORMAT,

@@ -61,6 +61,8 @@ import type { Redis } from 'ioredis';
 import type { ConsoleStore } from './core/console/ports.js';
 import { outboundClients, type OutboundClient } from './infra/outbound/client.js';
 import { Mailer } from './core/mail/mailer.js';
+import { Signup } from './core/account/signup.js';
+import { ProofOfWork } from './core/account/proof-of-work.js';
 import { UserAccounts } from './core/account/user-accounts.js';
 import type { UserAccountStore, UserAccountTransactions } from './core/account/user-accounts-ports.js';
 import { openStorageWhenReachable, type StoreLog } from './store/startup.js';
@@ -122,6 +124,10 @@ export interface Gatehouse {
   ciba: Ciba;
   /** E-mail (src/core/mail): `mailer.enqueue(tx, …)` in the transaction of the change; `mailer.enabled` says whether anything is sent. */
   mailer: Mailer;
+  /** Sign-up and invitations (GATEHOUSE_SIGNUP, src/core/account/signup.ts). */
+  signup: Signup;
+  /** ALTCHA proof of work on sign-up and after failed sign-ins (src/core/account/proof-of-work.ts). */
+  proofOfWork: ProofOfWork;
   /** A person's account over its life: new password, administrators' changes, deletion (src/core/account/user-accounts.ts). */
   userAccounts: UserAccounts;
   /** Their stores in one transaction (Redis sessions when configured): `gh.accountTransactions.transaction((tx) => gh.userAccounts.setPassword(tx, …))`. */
@@ -214,7 +220,6 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   });
   const { device, ciba } = createBackchannel({
     store: sql.currentOAuth.backchannel, storage, clock, issuer: () => oauth.issuer, interval: config.pollInterval, bot: notifyBot,
-    decisions: sql.currentOAuth.decisions,
     http: outbound.registered.request, secrets: sql.secrets, isLocked: (id) => consoleStore.isLocked(id), tokenEndpoint, actions: chatActions, log,
   });
   // The same e-mail settings as gh.mailer (a Mailer holds nothing else).
@@ -268,6 +273,13 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
       : { transaction: (fn) => sql.userAccountTransactions.transaction((tx) => fn({ ...tx, sessions: storage.sessions })) },
     userAccountStore: sql.userAccounts,
     mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }),
+    signup: new Signup({
+      transactions: sql.signupTransactions, invitations: sql.invitations, users: storage.users, limits: storage.rateLimits, hasher, clock,
+      mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }),
+      mode: config.signup, authUrl: () => oauth.issuer,
+    }),
+    // Solved challenges go to the replay table client assertions use (insert-once until expiry).
+    proofOfWork: new ProofOfWork(sql.secrets.derive('altcha-hmac'), sql.currentOAuth.replay, clock),
     close: async () => {
       keys.close();
       outbound.registered.close();

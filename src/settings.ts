@@ -26,6 +26,8 @@ const TOKEN_VERIFICATIONS = ['table', 'local', 'introspection'] as const;
 const LOG_FORMATS = ['json', 'text'] as const;
 const REGISTRATION_MODES = ['off', 'token', 'open'] as const;
 export type Registration = (typeof REGISTRATION_MODES)[number];
+const SIGNUP_MODES = ['off', 'invite', 'open'] as const;
+export type SignupSetting = (typeof SIGNUP_MODES)[number];
 const MIGRATE_MODES = ['auto', 'off'] as const;
 export type MigrateMode = (typeof MIGRATE_MODES)[number];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -199,6 +201,11 @@ const DECLARED = {
     default: 'off',
     description: 'dynamic client registration (RFC 7591, management RFC 7592) at `POST /oauth/register`: `off`, `token` (an initial access token from `gatehouse registration token`), or `open`',
     schema: (name) => oneOf(name, REGISTRATION_MODES),
+  }),
+  GATEHOUSE_SIGNUP: setting<SignupSetting>({
+    default: 'off',
+    description: 'people sign up themselves at `/signup`: `off`, `invite` (only through a link from `gatehouse user invite` or the console), or `open` (a proof of work and at most 5 sign-ups per address an hour)',
+    schema: (name) => oneOf(name, SIGNUP_MODES),
   }),
   GATEHOUSE_PAR_REQUIRED: setting({ default: false, description: 'every client must push its authorization requests (RFC 9126); per client: `client create --require-par`', schema: boolean }),
   GATEHOUSE_TRUST_PROXY: setting<boolean | string>({

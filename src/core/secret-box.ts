@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 
 /**
  * Encryption of the secrets Gatehouse must be able to read back (signing
@@ -54,6 +54,11 @@ export class SecretBox {
   constructor(private readonly key: Buffer) {
     if (key.length !== KEY_BYTES) throw new SecretKeyError(`a secret key is ${KEY_BYTES} bytes, got ${key.length}`);
     this.keyId = secretKeyId(key);
+  }
+
+  /** A key for one purpose (`label`), derived from the secret key with HMAC-SHA-256 (a PRF, NIST SP 800-108); hex. */
+  derive(label: string): string {
+    return createHmac('sha256', this.key).update(`gatehouse:${label}`).digest('hex');
   }
 
   seal(plaintext: string, aad: string): string {

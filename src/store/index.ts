@@ -35,6 +35,8 @@ import type { ApprovalTransactions, MfaStore } from '../core/mfa/ports.js';
 import { SqlMfaStore, sqlApprovalTransactions } from './mfa/index.js';
 import { SqlAccessStore, sqlAccessTransactions } from './access/index.js';
 import type { AccessStore, AccessTransactions } from '../core/access/ports.js';
+import { SqlInvitationStore, sqlSignupTransactions } from './account/invitations.js';
+import type { InvitationStore, SignupTransactions } from '../core/account/signup-ports.js';
 import { SqlUserAccountStore, sqlUserAccountTransactions } from './account/user-accounts.js';
 import type { UserAccountStore, UserAccountTransactions } from '../core/account/user-accounts-ports.js';
 
@@ -78,6 +80,9 @@ export interface SqlStorage extends Storage {
   /** Groups, roles and elevations (src/core/access), and an elevation's decision with its event in one transaction. */
   access: AccessStore;
   accessTransactions: AccessTransactions;
+  /** Invitations to sign up, and a sign-up's writes in one transaction (src/core/account/signup.ts). */
+  invitations: InvitationStore;
+  signupTransactions: SignupTransactions;
   /** Accounts: operators' lists, password changes and resets, deletion (src/core/account), with the core stores in one transaction. */
   userAccounts: UserAccountStore;
   userAccountTransactions: UserAccountTransactions;
@@ -131,7 +136,7 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     database,
     bot: sqlBotStorage(db, notify),
     federation: sqlFederationStorage(db, notify),
-    currentOAuth: sqlCurrentOAuthStorage(db, notify),
+    currentOAuth: sqlCurrentOAuthStorage(db),
     console: new SqlConsoleStore(db),
     registration: sqlRegistrationStorage(db, notify, secrets),
     mfa: new SqlMfaStore(db, secrets),
@@ -139,6 +144,8 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     linkCodes: new SqlLinkCodeStore(db),
     access: new SqlAccessStore(db),
     accessTransactions: sqlAccessTransactions(db, notify),
+    invitations: new SqlInvitationStore(db),
+    signupTransactions: sqlSignupTransactions(db, notify, secrets),
     userAccounts: new SqlUserAccountStore(db),
     userAccountTransactions: sqlUserAccountTransactions(db, (trx, scope) => storesOn(trx, notify, secrets, scope)),
     transaction: (fn) => runTransaction(db, (trx, scope) => storesOn(trx, notify, secrets, scope), fn),

@@ -21,6 +21,7 @@ import { reauthMigration } from './reauth-migration.js';
 import { notifyLinkCodesMigration } from './notify/link-code-migration.js';
 import { mailMigration } from './mail/migration.js';
 import { oidcClaimsMigration } from './oidc/claims-migration.js';
+import { signupMigration } from './account/signup-migration.js';
 import { PendingMigrationsError } from './pending-migrations.js';
 import { accessMigration } from './access/migration.js';
 import { passwordResetsMigration } from './account/password-resets-migration.js';
@@ -184,6 +185,7 @@ const migrations: Record<string, Migration> = {
   '0031_password_resets': passwordResetsMigration,
   '0032_email_verification': emailVerificationMigration,
   '0029_tokens_valid_after': tokensValidAfterMigration,
+  '0030_signup': signupMigration,
   '0027_mail': mailMigration,
 };
 

@@ -16,6 +16,8 @@ export interface EventPayloads {
    */
   'user.locked': { user_id: string | null; username: string; ip: string; locked_by: 'account' | 'address' | 'not_me' | 'one_tap' | 'admin' | 'cli' };
   'user.unlocked': { user_id: string; username: string; ip: string; unlocked_by: 'admin' | 'cli' | 'password_reset' };
+  /** How the account came to be: `signup` (/signup), `invitation` (an invitation link), `admin` (console), `api` (admin API), `cli` (`gatehouse user create`). */
+  'user.created': { user_id: string; username: string; created_by: 'signup' | 'invitation' | 'admin' | 'api' | 'cli' };
   /** A link sent to `email` was followed (src/core/account/verify-email.ts): the account's address is now `email`, verified. */
   'user.email_verified': { user_id: string; username: string; email: string; ip: string };
   /** Who made the change (src/core/account/user-accounts.ts): `self` (the account page), `reset`, `admin` (console), `api` (admin API), `cli`. */
@@ -71,6 +73,7 @@ export const EVENT_CATALOGUE: Record<EventType, CatalogueEntry> = {
   'user.login.failed': { version: 1, personal: false, gated: false, summary: 'a sign-in was refused' },
   'user.locked': { version: 1, personal: true, gated: false, summary: 'an account or address is locked: for a while after failed sign-ins, or until unlocked ("Not me", "Lock my account", an administrator)' },
   'user.unlocked': { version: 1, personal: true, gated: false, summary: 'a locked account may sign in again (an administrator, or a password reset with its second factor)' },
+  'user.created': { version: 1, personal: false, gated: false, summary: 'an account was created: sign-up, an invitation, or an administrator' },
   'user.email_verified': { version: 1, personal: true, gated: false, summary: "an account's e-mail address was confirmed by following the link sent to it (a new address counts from then)" },
   'user.password_changed': { version: 1, personal: true, gated: false, summary: "an account's password was changed or reset: every session ended, every refresh token revoked" },
   'user.updated': { version: 1, personal: true, gated: false, summary: "an account's name or e-mail address was changed by an administrator" },

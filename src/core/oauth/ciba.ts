@@ -3,13 +3,13 @@ import { GatehouseError, accessDenied, invalidClient, invalidRequest, invalidSco
 import { randomToken, sha256 } from '../crypto.js';
 import { isPublic, type Client } from '../model.js';
 import { single, type Params } from '../params.js';
-import type { Clock, ClientStore, UserStore } from '../ports.js';
+import type { Clock, ClientStore, Storage, UserStore } from '../ports.js';
 import { resolveScope } from '../scope.js';
 import type { OutboundHttp } from '../outbound.js';
 import { recordEvent } from '../notify/record.js';
 import type { SecretBox } from '../secret-box.js';
 import { CIBA_GRANT_TYPE } from './ciba-options.js';
-import type { BackchannelRequest, BackchannelStore, DecisionTransactions } from './device-ports.js';
+import type { BackchannelRequest, BackchannelStore } from './device-ports.js';
 import { pollError, type ChatApprovalPrompt } from './device.js';
 
 export const CIBA_PATH = '/oauth/bc-authorize';
@@ -28,8 +28,7 @@ export interface CibaDeps {
   store: BackchannelStore;
   clients: ClientStore;
   users: Pick<UserStore, 'findByUsername'>;
-  /** The decision and its event in one transaction. */
-  decisions: DecisionTransactions;
+  storage: Pick<Storage, 'events'>;
   clock: Clock;
   interval: number;
   /** The person's linked chat, where they approve or deny. */
@@ -116,17 +115,11 @@ export class Ciba {
   async decide(id: string, userId: string, approve: boolean): Promise<boolean> {
     const now = this.deps.clock.now();
     const r = await this.deps.store.get(id);
-    if (!r || r.kind !== 'ciba' || r.userId !== userId) return false;
+    if (!r || r.kind !== 'ciba' || r.userId !== userId || !(await this.deps.store.decide(id, userId, approve ? 'approved' : 'denied', now))) return false;
     const client = await this.deps.clients.get(r.clientId);
-    // The decision and its event commit together: a failed event leaves the request undecided (and no ping).
-    const decided = await this.deps.decisions.transaction(async (tx) => {
-      if (!(await tx.backchannel.decide(id, userId, approve ? 'approved' : 'denied', now))) return false;
-      await recordEvent(tx, approve ? 'ciba.approved' : 'ciba.denied', {
-        user_id: userId, client_id: r.clientId, client_name: client?.name ?? r.clientId, scope: r.scope, binding_message: r.bindingMessage,
-      }, now);
-      return true;
-    });
-    if (!decided) return false;
+    await recordEvent(this.deps.storage, approve ? 'ciba.approved' : 'ciba.denied', {
+      user_id: userId, client_id: r.clientId, client_name: client?.name ?? r.clientId, scope: r.scope, binding_message: r.bindingMessage,
+    }, now);
     if (client?.backchannelTokenDeliveryMode === 'ping' && client.backchannelNotificationEndpoint && r.notificationToken) {
       // Not awaited by the person's tap; the client may poll anyway (§10.2: ping only says it is time to).
       void this.ping(client.backchannelNotificationEndpoint, r.notificationToken, id);

@@ -1,6 +1,3 @@
-import type { Recorder } from '../notify/record.js';
-import type { Transactional } from '../ports.js';
-
 /**
  * Requests a person decides away from the client that asked: RFC 8628 device
  * authorization and OpenID Connect CIBA Core 1.0 back-channel authentication.
@@ -75,16 +72,3 @@ export interface BackchannelStore {
   /** Deletes requests that expired before `before`. */
   purge(before: number): Promise<number>;
 }
-
-/**
- * What a person's decision on a device or CIBA request writes together, in
- * one transaction (issue 24): the request's new state and its event
- * (`device.approved`, `ciba.denied`, …). An event that cannot be written
- * leaves the request undecided, so no decision goes unrecorded.
- */
-export interface DecisionStores {
-  backchannel: Pick<BackchannelStore, 'decide'>;
-  events: Recorder;
-}
-
-export type DecisionTransactions = Transactional<DecisionStores>;

@@ -8,6 +8,7 @@ import { invalidRequest } from '../../core/errors.js';
 import { adminRoutes } from './admin-routes.js';
 import { authorizeRoutes } from './authorize-routes.js';
 import { loginRoutes } from './login-routes.js';
+import { signupRoutes } from './signup-routes.js';
 import { notifyLinkRoutes } from './notify-link-routes.js';
 import { chatLinkRoutes } from './chat-link-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
@@ -58,6 +59,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
     await pages.register(cookie);
     await authorizeRoutes(pages, gh);
     await loginRoutes(pages, gh);
+    await signupRoutes(pages, gh);
     await notifyLinkRoutes(pages, gh);
     await chatLinkRoutes(pages, gh);
     await oidcRoutes(pages, gh);

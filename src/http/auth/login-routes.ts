@@ -11,6 +11,7 @@ import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { signInWithLinks } from './federation-routes.js';
 import { startSecondStep } from './second-step-routes.js';
 import { withPasskeyLink } from '../pages/passkeys.js';
+import { withSignupLink } from '../pages/signup.js';
 import { formBody, paramsOf } from '../input.js';
 import { clearSession, csrfCookie, cookieOptions, currentSession, logUndelivered, safeReturnTo, sessionCookie } from './session-cookie.js';
 
@@ -69,7 +70,9 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     // OpenID Connect Core §3.1.2.1 login_hint (passed on by the authorization endpoint): fills the username field only.
     const hint = str(q, 'login_hint')?.slice(0, 64);
     const page = loginPage({ csrf: csrfToken(secret, LOGIN), returnTo, ...(hint ? { username: hint } : {}), appName: await appName(gh, returnTo), providers: signInWithLinks(gh, returnTo) });
-    return sendPage(reply, 200, withPasskeyLink(page, returnTo));
+    // Sign-up linked only when it is open (with `invite`, an invitation link leads there).
+    const linked = withPasskeyLink(page, returnTo);
+    return sendPage(reply, 200, gh.signup.mode === 'open' ? withSignupLink(linked) : linked);
   });
 
   app.post('/login', { config: page, schema: { body: formBody(paramsOf('csrf_token', 'username', 'password', 'return_to')) } }, async (req, reply) => {
