@@ -10,6 +10,8 @@ import { accountPage } from '../pages/account.js';
 import { clearSession, currentSession, logUndelivered } from './session-cookie.js';
 import { signedInForm } from './signed-in-form.js';
 import { formBody, paramsOf } from '../input.js';
+import type { ProfileView } from '../pages/account-profile.js';
+import { accountProfileRoutes } from './account-profile-routes.js';
 
 const ACCOUNT = 'account';
 
@@ -29,12 +31,18 @@ function field(body: Params, name: string): string | undefined {
 export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promise<void> {
   const page = { kind: 'page' as const };
 
-  const show = async (req: FastifyRequest, reply: FastifyReply, status = 200, notice?: string) => {
+  const show = async (req: FastifyRequest, reply: FastifyReply, status = 200, notice?: string, error?: ProfileView['error']) => {
     const current = await currentSession(gh, req);
     if (!current) return reply.redirect(`/login?return_to=${encodeURIComponent('/account')}`, 302);
     const { sessions, apps } = await accountOverview(gh, current.user.id, current.session);
+    const csrf = csrfToken(current.id, ACCOUNT);
+    const { user } = current;
     return sendPage(reply, status, accountPage({
-      username: current.user.username, name: current.user.name, csrf: csrfToken(current.id, ACCOUNT), sessions, apps, notice,
+      username: user.username, name: user.name, csrf, sessions, apps, notice,
+      profile: {
+        csrf, name: user.name, email: user.email, emailVerified: user.emailVerified === true, mailEnabled: gh.mailer.enabled,
+        fresh: gh.reauth.fresh(current.session), ...(error ? { error } : {}),
+      },
     }));
   };
 
@@ -42,7 +50,10 @@ export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promis
     const done = (req.query as Params).done;
     const notice = done === 'session' ? 'That browser is signed out.'
       : done === 'others' ? 'Every other browser is signed out. This one stays signed in.'
-        : done === 'app' ? 'The app no longer has access to your account.' : undefined;
+        : done === 'app' ? 'The app no longer has access to your account.'
+          : done === 'password' ? 'Your password is changed. Every other browser is signed out.'
+            : done === 'name' ? 'Your name is saved.'
+              : done === 'email' ? 'We sent a link to the new address. It becomes your address once you follow the link (within 24 hours).' : undefined;
     return show(req, reply, 200, notice);
   });
 
@@ -89,4 +100,6 @@ export async function accountRoutes(app: FastifyInstance, gh: Gatehouse): Promis
     }
     return reply.redirect('/account?done=app', 303);
   });
+
+  await accountProfileRoutes(app, gh, (req, reply, status, error) => show(req, reply, status, undefined, error));
 }

@@ -1,6 +1,7 @@
 import type { AccountApp, AccountSession } from '../../core/oidc/account.js';
 import { html, layout, type Raw } from './html.js';
 import { scopeTitle } from './pages.js';
+import { profileSections, type ProfileView } from './account-profile.js';
 
 /** "2025-03-01 14:05 UTC": the server knows no time zone of the person, and the page runs no script. */
 function when(ms: number): Raw {
@@ -48,6 +49,8 @@ export interface AccountView {
   apps: AccountApp[];
   /** A short confirmation after a change ("Signed out of …"). */
   notice?: string;
+  /** The account's own name, e-mail, password and deletion (src/http/pages/account-profile.ts). */
+  profile?: ProfileView;
 }
 
 function sessionItem(s: AccountSession, csrf: string): Raw {
@@ -105,6 +108,7 @@ ${v.apps.length
     ? html`<p class="muted">Removing access signs the app out and ends what it was allowed; it must ask you again.</p>
 <ul class="items" aria-labelledby="apps">${v.apps.map((a) => appItem(a, v.csrf))}</ul>`
     : html`<p class="muted">No app has access to your account.</p>`}
+${v.profile ? profileSections(v.profile) : ''}
 <p class="links"><a href="/account/security">Sign-in security</a> · <a href="/">Gatehouse home</a></p>`);
 }
 
