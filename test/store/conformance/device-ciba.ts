@@ -1,7 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { BackchannelRequest, BackchannelStore } from '../../../src/core/oauth/device-ports.js';
+import type { BackchannelRequest, BackchannelStore, DecisionTransactions } from '../../../src/core/oauth/device-ports.js';
+import { recordEvent } from '../../../src/core/notify/record.js';
+import type { EventStore } from '../../../src/core/notify/ports.js';
 import { T } from '../fixtures.js';
 import type { StoreFactory, SuiteOptions } from './suite.js';
 
@@ -12,13 +14,19 @@ const aRequest = (over: Partial<BackchannelRequest> = {}): BackchannelRequest =>
 });
 
 /** BackchannelStore (device authorization and CIBA): polls, decisions and single use, atomic under concurrency. */
-export function backchannelConformance(name: string, factory: StoreFactory<{ currentOAuth: { backchannel: BackchannelStore } }>, { skip }: SuiteOptions = {}): void {
+export function backchannelConformance(
+  name: string, factory: StoreFactory<{ currentOAuth: { backchannel: BackchannelStore; decisions: DecisionTransactions }; events: Pick<EventStore, 'list'> }>, { skip }: SuiteOptions = {},
+): void {
   describe(`storage conformance: device and CIBA requests (${name})`, { skip }, () => {
     let store: BackchannelStore;
+    let decisions: DecisionTransactions;
+    let events: Pick<EventStore, 'list'>;
     let close: () => Promise<void>;
     before(async () => {
       const opened = await factory();
       store = opened.stores.currentOAuth.backchannel;
+      decisions = opened.stores.currentOAuth.decisions;
+      events = opened.stores.events;
       close = opened.close;
     });
     after(() => close());
@@ -63,6 +71,30 @@ export function backchannelConformance(name: string, factory: StoreFactory<{ cur
       const outcomes = await Promise.all(Array.from({ length: 20 }, () => store.poll('ciba', r.secretHash, r.clientId, T + 1000)));
       assert.equal(outcomes.filter((o) => o.kind === 'approved').length, 1, JSON.stringify(outcomes.map((o) => o.kind)));
       assert.deepEqual(await store.poll('ciba', r.secretHash, r.clientId, T + 60_000), { kind: 'used' });
+    });
+
+    // DeviceFlow.decide and Ciba.decide (issue 24): the decision and its event commit or roll back together.
+    it('decisions: a decision and its event in one transaction; a rollback leaves the request pending and unrecorded', async () => {
+      const r = aRequest({ kind: 'ciba', userCodeHash: null, userId: `u-${randomUUID()}` });
+      await store.create(r);
+      const data = { user_id: r.userId!, client_id: r.clientId, client_name: 'App', scope: r.scope, binding_message: null };
+      await assert.rejects(decisions.transaction(async (tx) => {
+        assert.equal(await tx.backchannel.decide(r.id, r.userId!, 'approved', T), true);
+        await recordEvent(tx, 'ciba.approved', data, T);
+        throw new Error('rolled back');
+      }), /rolled back/);
+      assert.equal((await store.get(r.id))?.status, 'pending');
+      const mine = async () => (await events.list({ type: 'ciba.approved', limit: 1000 })).filter((e) => e.userId === r.userId);
+      assert.deepEqual(await mine(), []);
+      const decided = await decisions.transaction(async (tx) => {
+        if (!(await tx.backchannel.decide(r.id, r.userId!, 'approved', T))) return false;
+        await recordEvent(tx, 'ciba.approved', data, T);
+        return true;
+      });
+      assert.equal(decided, true);
+      assert.equal((await store.get(r.id))?.status, 'approved');
+      assert.deepEqual((await mine()).map((e) => e.data), [data]);
+      assert.equal(await decisions.transaction((tx) => tx.backchannel.decide(r.id, r.userId!, 'denied', T)), false, 'decided once');
     });
 
     it('denied answers denied; purge drops expired requests', async () => {
