@@ -4,6 +4,7 @@ import { Agent } from '../helpers/agent.js';
 import { issueCode, REDIRECT } from '../helpers/authorize.js';
 import { databaseKinds } from '../helpers/db.js';
 import { BOT, buttonsOf, lastId, linkedPerson, nextMessage, postForm, press, startChatServer, type ChatServer, type LinkedPerson } from '../device/support.js';
+import { CHAT_PAGE_CLIENT_ID } from '../../src/core/bot/chat-page-client.js';
 
 type Client = { id: string; secret: string | undefined };
 
@@ -101,7 +102,8 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(await press(frank.chat, alert, 'Remove access'), 'Access removed.');
       const refused = await refresh(again.refresh_token);
       assert.deepEqual([refused.status, refused.body.error], [400, 'invalid_grant']);
-      assert.deepEqual(await server.gh.storage.consents.listForUser(frank.user.id), []);
+      // Only the chat page's own grant is left (the chat the person pressed in).
+      assert.deepEqual((await server.gh.storage.consents.listForUser(frank.user.id)).map((c) => c.clientId), [CHAT_PAGE_CLIENT_ID]);
     });
 
     it('/sessions and /apps list them with buttons that act', async () => {

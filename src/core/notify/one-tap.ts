@@ -5,6 +5,7 @@ import { sessionSid } from '../oidc/sso.js';
 import { linkedPeople } from '../oauth/device-chat.js';
 import { chatCallbackData, type ChatActionOutcome, type ChatActions, type ChatButton } from './actions.js';
 import type { NotifyEvent } from './events.js';
+import { CHAT_PAGE_CLIENT_ID } from '../bot/chat-page-client.js';
 
 /**
  * One-tap security actions (docs/events.md, Chat notifications): the alerts a
@@ -131,7 +132,8 @@ export function registerOneTapActions(actions: ChatActions, deps: OneTapDeps): v
     for (const userId of await linkedPeople(storage.events, chatId)) {
       for (const c of await storage.consents.listForUser(userId)) {
         const client = await storage.clients.get(c.clientId);
-        if (!client || !fits(`ra:${c.clientId}`)) continue;
+        // Gatehouse's own chat page is where this list is read: removing it from here would sign the person out of the chat they act in.
+        if (!client || c.clientId === CHAT_PAGE_CLIENT_ID || !fits(`ra:${c.clientId}`)) continue;
         lines.push(`• ${client.name}: ${c.scope.join(' ') || 'sign-in only'}`);
         rows.push([{ text: `Remove ${client.name.slice(0, 40)}`, data: chatCallbackData(ONE_TAP, `ra:${c.clientId}`) }]);
       }
