@@ -6,6 +6,7 @@ import { databaseKinds } from '../helpers/db.js';
 import { dropRedisPrefix, freshRedisPrefix, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { SmtpSink } from '../mail/support.js';
+import type { SqlStorage } from '../../src/store/index.js';
 
 const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'a quite different passphrase 7';
@@ -153,6 +154,9 @@ function suite(label: string, opts: { db: 'sqlite' | 'postgres'; skip: string | 
       const refresh = await refreshTokenOf(server, client, u.username);
       const other = await signIn(server, u.username);
       const me = await signIn(server, u.username);
+      assert.equal((await post(me, '/account/email', { email: `del.new_${label.length}@example.test` })).status, 303, 'a pending link to erase');
+      const linksOf = () => (server.gh.storage as unknown as SqlStorage).database.db.selectFrom('email_verifications').selectAll().where('user_id', '=', u.id).execute();
+      assert.equal((await linksOf()).length, 1);
       const wrong = await post(me, '/account/delete', { password: 'not it' });
       assert.equal(wrong.status, 401);
       const confirm = await post(me, '/account/delete', { password: PASSWORD });
@@ -166,6 +170,7 @@ function suite(label: string, opts: { db: 'sqlite' | 'postgres'; skip: string | 
       assert.deepEqual([done.status, done.headers.get('location')], [303, '/account/deleted']);
       assert.match(await (await me.get('/account/deleted')).text(), /Your account is deleted/);
       assert.equal(await server.gh.storage.users.get(u.id), undefined);
+      assert.deepEqual(await linksOf(), [], 'its e-mail links (addresses) are gone too');
       assert.equal((await me.get('/account')).status, 302);
       assert.equal((await other.get('/account')).status, 302);
       assert.equal((await new Agent(server.url).login(u.username, PASSWORD)).status, 401);

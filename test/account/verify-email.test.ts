@@ -84,6 +84,11 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(after.email, `bea.new_${kind}@example.test`);
       assert.equal(after.emailVerified, true);
       assert.deepEqual((await events('user.updated', u.id)).map((d) => [d.fields, d.updated_by]), [[['email'], 'self']]);
+      // An administrator's change of address is not a followed link: unverified again.
+      await server.gh.accountTransactions.transaction((tx) =>
+        server.gh.userAccounts.updateUser(tx, u.id, { email: `bea.admin_${kind}@example.test` }, { by: 'admin' }, server.gh.clock.now()));
+      const byAdmin = await user(u.id);
+      assert.deepEqual([byAdmin.email, byAdmin.emailVerified], [`bea.admin_${kind}@example.test`, false]);
     });
 
     it('an expired, replaced, unknown or malformed link answers a clear page and changes nothing', async () => {

@@ -31,7 +31,7 @@ const SAMPLES: { [T in EventType]?: EventPayloads[T][] } = {
   'user.unlocked': (['admin', 'cli', 'password_reset'] as const).map((by) => ({ user_id: USER, username: 'alice', ip: '203.0.113.7', unlocked_by: by })),
   'user.email_verified': [{ user_id: USER, username: 'alice', email: 'alice@example.test', ip: '203.0.113.7' }, { user_id: USER, username: 'alice', email: 'alice@example.test', ip: '' }],
   'user.password_changed': (['self', 'reset', 'admin', 'cli'] as const).map((by) => ({ user_id: USER, username: 'alice', ip: by === 'cli' ? '' : '203.0.113.7', changed_by: by })),
-  'user.updated': [{ user_id: USER, username: 'alice', fields: ['name', 'email'], ip: '203.0.113.7', updated_by: 'admin' }],
+  'user.updated': (['admin', 'self'] as const).map((by) => ({ user_id: USER, username: 'alice', fields: ['name', 'email'], ip: '203.0.113.7', updated_by: by })),
   'mfa.enrolled': [
     ...(['totp', 'recovery_codes', 'chat_approval'] as const).map((factor) => ({ user_id: USER, factor })),
     { user_id: USER, factor: 'passkey', passkey_name: 'Work laptop' },

@@ -82,7 +82,7 @@ const SENTENCES: { [T in EventType]?: Sentence<T> } = {
   'user.password_changed': (d, ctx) =>
     `The password of your account ${d.username} was ${d.changed_by === 'reset' ? 'reset' : 'changed'}${d.changed_by === 'admin' || d.changed_by === 'api' || d.changed_by === 'cli' ? ' by an administrator' : ''} on ${ctx.at}${d.ip ? ` from ${d.ip}` : ''}. Every session was signed out.\n${notYou(ctx, "If this wasn't you, lock your account and ask an administrator.")}`,
   'user.updated': (d, ctx) =>
-    `An administrator changed the ${d.fields.map((f) => (f === 'email' ? 'e-mail address' : 'name')).join(' and ')} of your account ${d.username} on ${ctx.at}.`,
+    `${d.updated_by === 'self' ? 'You changed' : 'An administrator changed'} the ${d.fields.map((f) => (f === 'email' ? 'e-mail address' : 'name')).join(' and ')} of your account ${d.username} on ${ctx.at}.`,
   'mfa.enrolled': (d, ctx) =>
     `You added ${factor(d)} as a second factor on ${ctx.at}.\nIf this wasn't you, lock your account and tell an administrator.`,
   'mfa.removed': (d, ctx) =>

@@ -29,7 +29,7 @@ const changed = (r: { numUpdatedRows?: bigint; numDeletedRows?: bigint }) => Num
  */
 const PERSONAL_TABLES = [
   'mfa_totp', 'mfa_recovery_codes', 'mfa_passkeys', 'mfa_options', 'mfa_challenges', 'mfa_pending',
-  'consents', 'notify_link_codes', 'external_identities', 'access_group_members', 'access_elevations', 'password_resets',
+  'consents', 'notify_link_codes', 'external_identities', 'access_group_members', 'access_elevations', 'password_resets', 'email_verifications',
 ] as const;
 
 const toReset = (r: ResetRow): PasswordReset & { usedAt: number | null } => ({
@@ -79,9 +79,10 @@ export class SqlUserAccountStore implements UserAccountStore {
   }
 
   async updateProfile(userId: string, patch: { name?: string | null; email?: string }): Promise<boolean> {
-    const set: { name?: string | null; email?: string } = {};
+    const set: { name?: string | null; email?: string; email_verified?: number } = {};
     if (patch.name !== undefined) set.name = patch.name;
-    if (patch.email !== undefined) set.email = patch.email;
+    // An address set without its link being followed is not verified (src/core/account/verify-email.ts).
+    if (patch.email !== undefined) Object.assign(set, { email: patch.email, email_verified: 0 });
     if (!Object.keys(set).length) return (await this.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined;
     return changed(await this.db.updateTable('users').set(set).where('id', '=', userId).executeTakeFirst());
   }
