@@ -149,7 +149,9 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
   const purge = setInterval(() => {
     const now = gh.clock.now();
     // Single sign-on records outlive their session only as long as a refresh token could need them.
-    Promise.all([gh.storage.tokens.purgeExpired(now), gh.storage.codes.purgeExpired(now), gh.storage.keys.deleteExpired(now), gh.storage.signIns.purge(now - gh.oauth.refreshTokenTtl * 1000)])
+    Promise.all([gh.storage.tokens.purgeExpired(now), gh.storage.codes.purgeExpired(now), gh.storage.keys.deleteExpired(now), gh.storage.signIns.purge(now - gh.oauth.refreshTokenTtl * 1000),
+      // E-mail verification links past their 24 hours, used or not (their addresses go with them).
+      gh.storage.emailVerifications.deleteExpired(now)])
       .then(([n]) => n && logger.debug({ deleted: n }, 'purged expired rows'))
       .catch((err) => logger.warn({ err }, 'purge failed'));
   }, PURGE_EVERY_MS);

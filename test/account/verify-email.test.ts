@@ -106,6 +106,11 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(after.email, `cy_${kind}@example.test`);
       assert.equal(after.emailVerified, false);
       assert.deepEqual(await events('user.email_verified', u.id), []);
+      // The purge (src/server.ts) deletes the expired link only.
+      const mine = async () => (await links(server)).filter((l) => l.user_id === u.id).map((l) => l.email).sort();
+      assert.deepEqual(await mine(), [`cy.old_${kind}@example.test`, `cy.one_${kind}@example.test`, `cy.two_${kind}@example.test`]);
+      assert.ok((await server.gh.storage.emailVerifications.deleteExpired(server.gh.clock.now())) >= 1);
+      assert.deepEqual(await mine(), [`cy.one_${kind}@example.test`, `cy.two_${kind}@example.test`]);
     });
 
     it('the same link followed twice at once works exactly once', async () => {
