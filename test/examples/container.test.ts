@@ -218,7 +218,8 @@ function podmanSetup(): { skip: string } | { skip: false; global: string[]; limi
   return { skip: `podman cannot start a container here (${errors.join('; ')})` };
 }
 
-describe('the image, built and run with podman', () => {
+// The suite's own timeout too: a fresh build (npm ci compiling native addons) takes minutes on two cores.
+describe('the image, built and run with podman', { timeout: 1_500_000 }, () => {
   const setup = podmanSetup();
   const { skip } = setup;
   const podman = (args: string[], timeout?: number) => run('podman', [...(setup.skip === false ? setup.global : []), ...args], { timeout });
