@@ -87,6 +87,16 @@ export const COMMAND_SPECS = {
     options: { username: str('U', 'the account\'s username (required)') },
     settings: [...STORAGE, 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_REDIS_PREFIX', 'GATEHOUSE_SMTP_URL'],
   },
+  'user invite': {
+    summary: 'invite a person to sign up (GATEHOUSE_SIGNUP=invite or open): prints a single-use sign-up link, also e-mailed to them when GATEHOUSE_SMTP_URL is set',
+    notes: 'example: gatehouse user invite --email bob@example.com --ttl 86400 --json   prints {"url","expires_at"}',
+    options: {
+      email: str('E', 'the address the link is for (required); signing up through the link verifies it'),
+      admin: flag('the new account is an administrator of the admin console'),
+      ttl: str('S', 'seconds the link stays valid, 60 to 7776000 (default 604800: 7 days)'),
+    },
+    settings: [...STORAGE, 'GATEHOUSE_AUTH_URL', 'GATEHOUSE_SIGNUP', 'GATEHOUSE_SMTP_URL'],
+  },
   'client create': {
     summary: 'register an OAuth client (application); prints its id and, for a confidential client, its secret once',
     notes: 'example: gatehouse client create --name "My app" --redirect-uri http://127.0.0.1:8080/demo/callback --scope user --json',

@@ -19,6 +19,7 @@ import { registrationCommands } from './registration.js';
 import { accessCommands } from './access.js';
 import { userLockCommands } from './user-lock.js';
 import { userAccountCommands } from './user-accounts.js';
+import { userInviteCommands } from './user-invite.js';
 import { configFrom, parse, print, readStdin, UsageError } from './args.js';
 import { parserOptions } from './commands.js';
 
@@ -159,4 +160,5 @@ export const DATABASE_COMMANDS: Record<string, (args: string[]) => Promise<void>
   ...accessCommands({ parse, configFrom, print, withStorage }),
   ...userLockCommands({ parse, configFrom, print, withStorage }),
   ...userAccountCommands({ parse, configFrom, print, withStorage }, readStdin),
+  ...userInviteCommands({ parse, configFrom, print, withStorage }),
 };
