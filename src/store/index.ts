@@ -136,7 +136,7 @@ export async function openStorage(url: string, opts: StorageOptions = {}): Promi
     database,
     bot: sqlBotStorage(db, notify),
     federation: sqlFederationStorage(db, notify),
-    currentOAuth: sqlCurrentOAuthStorage(db),
+    currentOAuth: sqlCurrentOAuthStorage(db, notify),
     console: new SqlConsoleStore(db),
     registration: sqlRegistrationStorage(db, notify, secrets),
     mfa: new SqlMfaStore(db, secrets),

@@ -7,6 +7,8 @@ import { runCli } from '../helpers/cli.js';
 import { databaseKinds, dropDatabase, freshDatabaseUrl } from '../helpers/db.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { TestClock } from '../helpers/clock.js';
+import { Agent } from '../helpers/agent.js';
+import { issueCode, REDIRECT } from '../helpers/authorize.js';
 import type { RegistrationStorage } from '../../src/core/oauth/registration-ports.js';
 
 type Answer = { status: number; body: Record<string, unknown>; headers: Headers };
@@ -71,6 +73,12 @@ const BAD: [string, unknown, string][] = [
   ['jwks not a JWK Set', { ...CODE_CLIENT, token_endpoint_auth_method: 'private_key_jwt', jwks: [1] }, 'invalid_client_metadata'],
   ['jwks_uri over http', { ...CODE_CLIENT, token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://keys.example.test/jwks' }, 'invalid_client_metadata'],
   ['jwks for a secret client', { ...CODE_CLIENT, jwks_uri: 'https://keys.example.test/jwks' }, 'invalid_client_metadata'],
+  ['the CIBA grant (operator-registered clients only)', { grant_types: ['urn:openid:params:grant-type:ciba'], scope: 'openid user' }, 'invalid_client_metadata'],
+  ['the CIBA grant beside the code grant', { ...CODE_CLIENT, grant_types: ['authorization_code', 'urn:openid:params:grant-type:ciba'] }, 'invalid_client_metadata'],
+  ['client_name of two lines', { ...CODE_CLIENT, client_name: 'Gatehouse\nURGENT: tap Approve' }, 'invalid_client_metadata'],
+  ['client_name with a control character', { ...CODE_CLIENT, client_name: 'App\u0007' }, 'invalid_client_metadata'],
+  ['client_name with a bidi override', { ...CODE_CLIENT, client_name: '\u202eppA' }, 'invalid_client_metadata'],
+  ['client_name of 101 characters', { ...CODE_CLIENT, client_name: 'x'.repeat(101) }, 'invalid_client_metadata'],
   ['id token algorithm HS256', { ...CODE_CLIENT, id_token_signed_response_alg: 'HS256' }, 'invalid_client_metadata'],
   ['require_pushed_authorization_requests a string', { ...CODE_CLIENT, require_pushed_authorization_requests: 'yes' }, 'invalid_client_metadata'],
   ['post-logout URI over http', { ...CODE_CLIENT, post_logout_redirect_uris: ['http://app.example.test/bye'] }, 'invalid_client_metadata'],
@@ -128,14 +136,36 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(t.status, 200, JSON.stringify(t.body));
     });
 
-    it('defaults: authorization_code and code, client_secret_basic, scope user, a name from the redirect URI', async () => {
+    it('defaults: authorization_code and code, client_secret_basic, scope user and the OpenID scopes, RS256 ID tokens, a name from the redirect URI', async () => {
       const r = await register(server, { redirect_uris: ['https://other.example.test/cb'] });
       assert.equal(r.status, 201, JSON.stringify(r.body));
       assert.deepEqual(r.body.grant_types, ['authorization_code']);
       assert.deepEqual(r.body.response_types, ['code']);
       assert.equal(r.body.token_endpoint_auth_method, 'client_secret_basic');
-      assert.equal(r.body.scope, 'user');
+      assert.equal(r.body.scope, 'user openid profile email');
+      assert.equal(r.body.id_token_signed_response_alg, 'RS256');
       assert.equal(r.body.client_name, 'other.example.test');
+      // offline_access with the refresh grant (OpenID Connect Core §11).
+      const refreshing = await register(server, { ...CODE_CLIENT, grant_types: ['authorization_code', 'refresh_token'] });
+      assert.equal(refreshing.body.scope, 'user openid profile email offline_access');
+    });
+
+    it('OpenID Connect Dynamic Registration §2: without id_token_signed_response_alg the ID token is RS256, and a client without scope may ask for openid', async () => {
+      const alice = await server.createUser(`alice${Date.now()}`);
+      for (const [asked, alg] of [[undefined, 'RS256'], ['ES256', 'ES256'], ['RS256', 'RS256']] as const) {
+        const r = await register(server, { redirect_uris: [REDIRECT], client_name: 'OIDC app', ...(asked ? { id_token_signed_response_alg: asked } : {}) });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        assert.equal(r.body.id_token_signed_response_alg, alg);
+        const id = String(r.body.client_id);
+        const { code, verifier } = await issueCode(new Agent(server.url), id, { scope: 'openid profile email', nonce: 'n' }, { user: alice });
+        const t = await token(server, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT }, basic(id, String(r.body.client_secret)));
+        assert.equal(t.status, 200, JSON.stringify(t.body));
+        const header = JSON.parse(Buffer.from(String(t.body.id_token).split('.')[0]!, 'base64url').toString()) as { alg: string };
+        assert.equal(header.alg, alg, `asked ${String(asked)}`);
+        // RFC 7592 read states it too.
+        const read = await call(server, 'GET', `/oauth/register/${id}`, undefined, `Bearer ${String(r.body.registration_access_token)}`);
+        assert.equal(read.body.id_token_signed_response_alg, alg);
+      }
     });
 
     it('a public client (none) gets no secret and no client_secret_expires_at', async () => {

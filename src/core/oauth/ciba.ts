@@ -3,13 +3,13 @@ import { GatehouseError, accessDenied, invalidClient, invalidRequest, invalidSco
 import { randomToken, sha256 } from '../crypto.js';
 import { isPublic, type Client } from '../model.js';
 import { single, type Params } from '../params.js';
-import type { Clock, ClientStore, Storage, UserStore } from '../ports.js';
+import type { Clock, ClientStore, RateLimitStore, UserStore } from '../ports.js';
 import { resolveScope } from '../scope.js';
 import type { OutboundHttp } from '../outbound.js';
 import { recordEvent } from '../notify/record.js';
 import type { SecretBox } from '../secret-box.js';
 import { CIBA_GRANT_TYPE } from './ciba-options.js';
-import type { BackchannelRequest, BackchannelStore } from './device-ports.js';
+import type { BackchannelRequest, BackchannelStore, DecisionTransactions } from './device-ports.js';
 import { pollError, type ChatApprovalPrompt } from './device.js';
 
 export const CIBA_PATH = '/oauth/bc-authorize';
@@ -18,6 +18,18 @@ export const CIBA_DEFAULT_EXPIRY_S = 300;
 export const CIBA_MAX_EXPIRY_S = 1800;
 /** CIBA Core §7.1: "relatively short": it must fit a chat message and a device's screen. */
 const BINDING_MESSAGE = /^[\p{L}\p{N}\p{P}\p{S} ]{1,64}$/u;
+/** At most this many CIBA requests wait for one person, across all clients (issue 24; more: access_denied). */
+export const CIBA_MAX_PENDING = 3;
+/**
+ * CIBA requests one person may be sent per minute, across all clients. With
+ * at most 3 waiting, a client asking for 1-second expiries could still send
+ * several prompts a second; this keeps CIBA to a small share of the chat's
+ * flood budget (GATEHOUSE_BOT_FLOOD_CHAT_*: burst 20, 1 a second), so a
+ * sign-in approval always finds room (at most 12 within any 60 s).
+ */
+export const CIBA_PROMPTS_PER_MINUTE = 6;
+/** CIBA Core §13: access_denied is 403 Forbidden. */
+const refused = (description: string) => accessDenied(description, { status: 403 });
 /** RFC 6750 §2.1 b64token, which the notification is sent as (CIBA Core §10.2). */
 const NOTIFICATION_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
@@ -28,7 +40,10 @@ export interface CibaDeps {
   store: BackchannelStore;
   clients: ClientStore;
   users: Pick<UserStore, 'findByUsername'>;
-  storage: Pick<Storage, 'events'>;
+  /** The decision and its event in one transaction. */
+  decisions: DecisionTransactions;
+  /** Counts each person's CIBA requests per minute (CIBA_PROMPTS_PER_MINUTE), across processes. */
+  rateLimits: Pick<RateLimitStore, 'hitAll'>;
   clock: Clock;
   interval: number;
   /** The person's linked chat, where they approve or deny. */
@@ -89,21 +104,31 @@ export class Ciba {
     }
     if (params.user_code !== undefined) throw invalidRequest('user_code is not supported (backchannel_user_code_parameter_supported is false)');
     if (params.request !== undefined) throw invalidRequest('signed authentication requests are not supported');
-    // §13: unknown_user_id; a login_hint longer than any username names no one.
+    // A login_hint longer than any username names no one.
     const user = loginHint.length <= 256 ? await this.deps.users.findByUsername(loginHint) : undefined;
-    if (!user) throw new GatehouseError('unknown_user_id', 'no account has that login_hint');
-    if (await this.deps.isLocked(user.id)) throw accessDenied('the account is locked', { status: 400 });
+    // §13 unknown_user_id only for a first-party (trusted) client; any other learns no more about an unknown
+    // username than about a person without a linked chat: a request that waits and expires (docs/security.md).
+    if (!user && client.trusted) throw new GatehouseError('unknown_user_id', 'no account has that login_hint');
+    if (user && (await this.deps.isLocked(user.id))) throw accessDenied('the account is locked', { status: 400 });
+    // Whom the limits count: the person, or for an unknown name a key no account id can take.
+    const subject = user?.id ?? `unknown:${sha256(loginHint)}`;
+    const now = this.deps.clock.now();
+    const [prompts] = await this.deps.rateLimits.hitAll([`ciba:${subject}`], 60_000, now);
+    if (prompts!.count > CIBA_PROMPTS_PER_MINUTE) {
+      throw refused(`at most ${CIBA_PROMPTS_PER_MINUTE} requests a minute may be sent to one person; try again later`);
+    }
 
     const authReqId = randomToken(32);
-    const now = this.deps.clock.now();
     const id = randomUUID();
     const request: BackchannelRequest = {
-      id, kind: 'ciba', secretHash: sha256(authReqId), userCodeHash: null, clientId: client.id, scope, userId: user.id,
+      id, kind: 'ciba', secretHash: sha256(authReqId), userCodeHash: null, clientId: client.id, scope, userId: subject,
       status: 'pending', decidedAt: null, bindingMessage: bindingMessage ?? null, notificationToken: ping ? this.deps.secrets.seal(JSON.stringify([authReqId, notificationToken]), sealedFor(id)) : null,
       intervalSeconds: this.deps.interval, lastPollAt: null, createdAt: now, expiresAt: now + expiry * 1000, consumedAt: null,
     };
-    await this.deps.store.create(request);
-    await this.deps.chat?.ask(request, client).catch((err) => this.deps.log?.warn({ err }, 'CIBA: the chat message could not be sent'));
+    if (!(await this.deps.store.createLimited(request, CIBA_MAX_PENDING))) {
+      throw refused(`${CIBA_MAX_PENDING} requests already wait for this person's decision`);
+    }
+    if (user) await this.deps.chat?.ask(request, client).catch((err) => this.deps.log?.warn({ err }, 'CIBA: the chat message could not be sent'));
     return { auth_req_id: authReqId, expires_in: expiry, interval: this.deps.interval };
   }
 
@@ -115,11 +140,17 @@ export class Ciba {
   async decide(id: string, userId: string, approve: boolean): Promise<boolean> {
     const now = this.deps.clock.now();
     const r = await this.deps.store.get(id);
-    if (!r || r.kind !== 'ciba' || r.userId !== userId || !(await this.deps.store.decide(id, userId, approve ? 'approved' : 'denied', now))) return false;
+    if (!r || r.kind !== 'ciba' || r.userId !== userId) return false;
     const client = await this.deps.clients.get(r.clientId);
-    await recordEvent(this.deps.storage, approve ? 'ciba.approved' : 'ciba.denied', {
-      user_id: userId, client_id: r.clientId, client_name: client?.name ?? r.clientId, scope: r.scope, binding_message: r.bindingMessage,
-    }, now);
+    // The decision and its event commit together: a failed event leaves the request undecided (and no ping).
+    const decided = await this.deps.decisions.transaction(async (tx) => {
+      if (!(await tx.backchannel.decide(id, userId, approve ? 'approved' : 'denied', now))) return false;
+      await recordEvent(tx, approve ? 'ciba.approved' : 'ciba.denied', {
+        user_id: userId, client_id: r.clientId, client_name: client?.name ?? r.clientId, scope: r.scope, binding_message: r.bindingMessage,
+      }, now);
+      return true;
+    });
+    if (!decided) return false;
     if (client?.backchannelTokenDeliveryMode === 'ping' && client.backchannelNotificationEndpoint && r.notificationToken) {
       // Not awaited by the person's tap; the client may poll anyway (§10.2: ping only says it is time to).
       void this.ping(client.backchannelNotificationEndpoint, r.notificationToken, id);

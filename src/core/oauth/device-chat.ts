@@ -3,6 +3,7 @@ import { chatCallbackData, type ChatActionOutcome, type ChatActions, type ChatPr
 import type { EventStore } from '../notify/ports.js';
 import type { BackchannelRequest } from './device-ports.js';
 import { describeScope } from './device.js';
+import { quotedClientName } from './client-name.js';
 
 /** callback_data prefixes of the Approve/Deny buttons (src/core/notify/actions.ts). */
 export const DEVICE_ACTION = 'device';
@@ -29,7 +30,9 @@ export class ApprovalChat {
     if (!r.userId) return;
     const chats = (await this.deps.events.endpoints.list({ userId: r.userId })).filter((e) => e.kind === 'chat' && e.chatId && e.disabledAt === null);
     const prefix = r.kind === 'device' ? DEVICE_ACTION : CIBA_ACTION;
-    const what = r.kind === 'device' ? `A device you are signing in to asks for access as ${client.name}` : `${client.name} asks for your permission`;
+    // The name is quoted, on its own line's start, so it cannot pass for Gatehouse's words (client-name.ts).
+    const app = `App ${quotedClientName(client.name)}`;
+    const what = r.kind === 'device' ? `A device you are signing in to asks for access as ${app}` : `${app} asks for your permission`;
     const text = [
       `${what}.`,
       `Access: ${describeScope(r.scope)}`,

@@ -1,3 +1,6 @@
+import type { Recorder } from '../notify/record.js';
+import type { Transactional } from '../ports.js';
+
 /**
  * Requests a person decides away from the client that asked: RFC 8628 device
  * authorization and OpenID Connect CIBA Core 1.0 back-channel authentication.
@@ -48,6 +51,13 @@ export type PollOutcome =
 export interface BackchannelStore {
   /** False when the user code is taken by a live request (the caller draws another). */
   create(r: BackchannelRequest): Promise<boolean>;
+  /**
+   * Stores a CIBA request unless `max` CIBA requests of the same `userId`
+   * (any client) are still pending: undecided, unexpired, unused. Atomic
+   * across processes (one statement; on PostgreSQL under a per-person lock),
+   * so of requests racing for the last place exactly one gets it. False: full.
+   */
+  createLimited(r: BackchannelRequest, max: number): Promise<boolean>;
   get(id: string): Promise<BackchannelRequest | undefined>;
   byUserCode(userCodeHash: string, now: number): Promise<BackchannelRequest | undefined>;
   /**
@@ -72,3 +82,16 @@ export interface BackchannelStore {
   /** Deletes requests that expired before `before`. */
   purge(before: number): Promise<number>;
 }
+
+/**
+ * What a person's decision on a device or CIBA request writes together, in
+ * one transaction (issue 24): the request's new state and its event
+ * (`device.approved`, `ciba.denied`, …). An event that cannot be written
+ * leaves the request undecided, so no decision goes unrecorded.
+ */
+export interface DecisionStores {
+  backchannel: Pick<BackchannelStore, 'decide'>;
+  events: Recorder;
+}
+
+export type DecisionTransactions = Transactional<DecisionStores>;

@@ -5,7 +5,7 @@ import type { SecretBox } from '../secret-box.js';
 import { CredentialThrottle } from '../throttle.js';
 import { Ciba } from './ciba.js';
 import { ApprovalChat, registerApprovalActions } from './device-chat.js';
-import type { BackchannelStore } from './device-ports.js';
+import type { BackchannelStore, DecisionTransactions } from './device-ports.js';
 import { DeviceFlow, USER_CODE_POLICY } from './device.js';
 import { cibaGrant } from './grants/ciba.js';
 import { deviceCodeGrant } from './grants/device-code.js';
@@ -13,6 +13,8 @@ import type { TokenEndpoint } from './token-endpoint.js';
 
 export interface BackchannelWiring {
   store: BackchannelStore;
+  /** A decision and its event in one transaction (src/store/oauth/index.ts). */
+  decisions: DecisionTransactions;
   storage: Storage;
   clock: Clock;
   issuer: () => string;
@@ -33,11 +35,11 @@ export interface BackchannelWiring {
 export function createBackchannel(w: BackchannelWiring): { device: DeviceFlow; ciba: Ciba } {
   const chat = w.bot && new ApprovalChat({ bot: w.bot, events: w.storage.events, ...(w.log ? { log: w.log } : {}) });
   const device = new DeviceFlow({
-    store: w.store, clients: w.storage.clients, storage: w.storage, clock: w.clock, issuer: w.issuer, interval: w.interval,
+    store: w.store, clients: w.storage.clients, decisions: w.decisions, clock: w.clock, issuer: w.issuer, interval: w.interval,
     userCodes: new CredentialThrottle(w.storage.rateLimits, w.clock, USER_CODE_POLICY), chat,
   });
   const ciba = new Ciba({
-    store: w.store, clients: w.storage.clients, users: w.storage.users, storage: w.storage, clock: w.clock, interval: w.interval, chat,
+    store: w.store, clients: w.storage.clients, users: w.storage.users, decisions: w.decisions, rateLimits: w.storage.rateLimits, clock: w.clock, interval: w.interval, chat,
     http: w.http, secrets: w.secrets, isLocked: w.isLocked, ...(w.log ? { log: w.log } : {}),
   });
   w.tokenEndpoint.register(deviceCodeGrant(device));

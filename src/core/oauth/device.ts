@@ -3,11 +3,11 @@ import { GatehouseError, accessDenied, invalidGrant, invalidRequest, tooManyAtte
 import { randomToken, sha256 } from '../crypto.js';
 import type { Client } from '../model.js';
 import { single, type Params } from '../params.js';
-import type { Clock, ClientStore, Storage } from '../ports.js';
+import type { Clock, ClientStore } from '../ports.js';
 import { formatScope, resolveScope } from '../scope.js';
 import { recordEvent } from '../notify/record.js';
 import type { CredentialThrottle, ThrottlePolicy } from '../throttle.js';
-import type { BackchannelRequest, BackchannelStore, PollOutcome } from './device-ports.js';
+import type { BackchannelRequest, BackchannelStore, DecisionTransactions, PollOutcome } from './device-ports.js';
 
 export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 export const DEVICE_AUTHORIZATION_PATH = '/oauth/device_authorization';
@@ -62,7 +62,8 @@ export interface ChatApprovalPrompt {
 export interface DeviceFlowDeps {
   store: BackchannelStore;
   clients: ClientStore;
-  storage: Pick<Storage, 'events'>;
+  /** The decision and its event in one transaction. */
+  decisions: DecisionTransactions;
   clock: Clock;
   issuer: () => string;
   /** GATEHOUSE_POLL_INTERVAL, seconds. */
@@ -148,12 +149,16 @@ export class DeviceFlow {
     const now = this.deps.clock.now();
     const r = await this.deps.store.get(id);
     // Only the person who entered the code (src/core/oauth/device-chat.ts: forged buttons do nothing).
-    if (!r || r.kind !== 'device' || r.userId !== userId || !(await this.deps.store.decide(id, userId, approve ? 'approved' : 'denied', now))) return false;
+    if (!r || r.kind !== 'device' || r.userId !== userId) return false;
     const client = await this.deps.clients.get(r.clientId);
-    await recordEvent(this.deps.storage, approve ? 'device.approved' : 'device.denied', {
-      user_id: userId, client_id: r.clientId, client_name: client?.name ?? r.clientId, scope: r.scope,
-    }, now);
-    return true;
+    // The decision and its event commit together: a failed event leaves the request undecided.
+    return this.deps.decisions.transaction(async (tx) => {
+      if (!(await tx.backchannel.decide(id, userId, approve ? 'approved' : 'denied', now))) return false;
+      await recordEvent(tx, approve ? 'device.approved' : 'device.denied', {
+        user_id: userId, client_id: r.clientId, client_name: client?.name ?? r.clientId, scope: r.scope,
+      }, now);
+      return true;
+    });
   }
 
   /** The token endpoint's poll (RFC 8628 §3.4–3.5): the approved request, once, or the error to answer. */

@@ -3,6 +3,8 @@ import { GatehouseError, invalidClientMetadata, invalidRedirectUri } from '../er
 import type { ClientAuthMethod, IdTokenAlg } from '../model.js';
 import { parseScope } from '../scope.js';
 import { currentClientOptions } from './client-options.js';
+import { CIBA_GRANT_TYPE } from './ciba-options.js';
+import { checkClientName } from './client-name.js';
 import { isLoopback, redirectUriProblem } from './redirect-uri.js';
 
 /**
@@ -21,8 +23,16 @@ import { isLoopback, redirectUriProblem } from './redirect-uri.js';
 
 /** Token endpoint authentication methods a client may register for itself. */
 export const REGISTRABLE_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'] as const;
-/** Grants dynamic clients never get, whatever the token endpoint serves. */
-const REFUSED_GRANTS = new Set(['password', 'implicit']);
+/**
+ * Grants dynamic clients never get, whatever the token endpoint serves, and
+ * why. CIBA puts a prompt into a person's chat on the client's word alone
+ * (no browser, no session): only clients an operator registers may send them.
+ */
+const REFUSED_GRANTS = new Map([
+  ['password', 'is not offered to dynamically registered clients (RFC 9700)'],
+  ['implicit', 'is not offered to dynamically registered clients (RFC 9700)'],
+  [CIBA_GRANT_TYPE, 'is granted only to clients the operator registers (command line, console, admin API)'],
+]);
 
 const MAX_URI = 2000;
 
@@ -47,12 +57,20 @@ const webUri = z.string().superRefine((uri, ctx) => {
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
+/** The one client-name check (client-name.ts); the name is kept trimmed. */
+const clientName = z.unknown().transform((raw, ctx) => {
+  const checked = checkClientName(raw);
+  if ('name' in checked) return checked.name;
+  ctx.addIssue({ code: 'custom', message: checked.problem });
+  return z.NEVER;
+});
+
 const metadataShape = {
   redirect_uris: z.array(z.string()).max(20, 'at most 20 redirect URIs').optional(),
   token_endpoint_auth_method: z.enum(REGISTRABLE_AUTH_METHODS, { error: `must be one of ${REGISTRABLE_AUTH_METHODS.join(', ')}` }).optional(),
   grant_types: z.array(z.string().max(200)).min(1, 'must name at least one grant type').max(10).optional(),
   response_types: z.array(z.string().max(100)).max(5).optional(),
-  client_name: z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters').optional(),
+  client_name: clientName.optional(),
   scope: z.string().max(1000, 'at most 1000 characters').optional(),
   contacts: z.array(z.string().max(254).regex(EMAIL, 'must be e-mail addresses')).max(10, 'at most 10 contacts').optional(),
   logo_uri: webUri.optional(),
@@ -85,7 +103,8 @@ export interface ClientMetadata {
   scope: string;
   jwks?: string;
   jwksUri?: string;
-  idTokenAlg?: IdTokenAlg;
+  /** Always set: RS256 unless the client asked for ES256 (Dynamic Registration §2). */
+  idTokenAlg: IdTokenAlg;
   requirePar: boolean;
   postLogoutRedirectUris: string[];
   backchannelLogoutUri: string | null;
@@ -133,7 +152,8 @@ export function parseClientMetadata(body: unknown, servedGrants: readonly string
   }
   const { grantTypes, responseTypes } = grantsAndResponses(raw);
   for (const g of grantTypes) {
-    if (REFUSED_GRANTS.has(g)) fail('grant_types', `${g} is not offered to dynamically registered clients (RFC 9700)`);
+    const refusal = REFUSED_GRANTS.get(g);
+    if (refusal) fail('grant_types', `${g} ${refusal}`);
     if (!servedGrants.includes(g)) fail('grant_types', `unsupported grant type ${g}`);
   }
   for (const r of responseTypes) if (r !== 'code') fail('response_types', `unsupported response type ${r} (only code)`);
@@ -144,7 +164,7 @@ export function parseClientMetadata(body: unknown, servedGrants: readonly string
   if (grantTypes.includes('authorization_code') && redirectUris.length === 0) fail('redirect_uris', 'at least one redirect URI is required for the authorization_code grant');
   const authMethod: ClientAuthMethod = raw.token_endpoint_auth_method ?? 'client_secret_basic';
   if (authMethod === 'none' && grantTypes.includes('client_credentials')) fail('grant_types', 'a public client (token_endpoint_auth_method none) cannot use client_credentials');
-  let scope = 'user';
+  let scope = defaultScope(grantTypes);
   if (raw.scope !== undefined) {
     try {
       scope = parseScope(raw.scope).join(' ');
@@ -155,7 +175,9 @@ export function parseClientMetadata(body: unknown, servedGrants: readonly string
   }
   const jwks = raw.jwks ? JSON.stringify(raw.jwks) : undefined;
   // The same checks as `client create --jwks/--jwks-uri` (src/core/oauth/client-options.ts).
-  const current = currentClientOptions({ jwks, jwksUri: raw.jwks_uri, idTokenAlg: raw.id_token_signed_response_alg, requirePar: raw.require_pushed_authorization_requests }, authMethod);
+  // OpenID Connect Dynamic Registration §2: without id_token_signed_response_alg, ID tokens are RS256.
+  const idTokenAlg = raw.id_token_signed_response_alg ?? 'RS256';
+  const current = currentClientOptions({ jwks, jwksUri: raw.jwks_uri, idTokenAlg, requirePar: raw.require_pushed_authorization_requests }, authMethod);
   if (typeof current === 'string') fail(raw.jwks_uri ? 'jwks_uri' : 'jwks', current);
   const postLogoutRedirectUris = [...new Set(raw.post_logout_redirect_uris ?? [])];
   for (const uri of postLogoutRedirectUris) {
@@ -174,12 +196,21 @@ export function parseClientMetadata(body: unknown, servedGrants: readonly string
     redirectUris, grantTypes, responseTypes, authMethod, scope,
     ...(current.jwks ? { jwks: current.jwks } : {}),
     ...(current.jwksUri ? { jwksUri: current.jwksUri } : {}),
-    ...(current.idTokenAlg ? { idTokenAlg: current.idTokenAlg } : {}),
+    idTokenAlg,
     requirePar: current.requirePar === true,
     postLogoutRedirectUris, backchannelLogoutUri, extras,
     ...(raw.client_id !== undefined ? { clientId: raw.client_id } : {}),
     ...(raw.client_secret !== undefined ? { clientSecret: raw.client_secret } : {}),
   };
+}
+
+/**
+ * RFC 7591 §2 lets the server pick the scope of a client that registers none:
+ * the built-in API's `user` and the standard OpenID Connect scopes (Core §5.4,
+ * §11), `offline_access` only for a client that may refresh (Core §11).
+ */
+function defaultScope(grantTypes: readonly string[]): string {
+  return ['user', 'openid', 'profile', 'email', ...(grantTypes.includes('refresh_token') ? ['offline_access'] : [])].join(' ');
 }
 
 /** The consent page names the app; without client_name, where it sends people back. */

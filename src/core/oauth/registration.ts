@@ -177,7 +177,7 @@ export class DynamicRegistration {
     const keys = client.authMethod === 'private_key_jwt' ? { jwks: meta.jwks ?? '', jwksUri: meta.jwksUri ?? '' } : {};
     const patch = {
       name: meta.name, redirectUris: meta.redirectUris, grantTypes: meta.grantTypes, scope: meta.scope.split(' '), requirePar: meta.requirePar,
-      idTokenAlg: meta.idTokenAlg ?? 'ES256', postLogoutRedirectUris: meta.postLogoutRedirectUris, backchannelLogoutUri: meta.backchannelLogoutUri, ...keys,
+      idTokenAlg: meta.idTokenAlg, postLogoutRedirectUris: meta.postLogoutRedirectUris, backchannelLogoutUri: meta.backchannelLogoutUri, ...keys,
     } satisfies Partial<Client>;
     await this.deps.storage.transaction(async (tx) => {
       await tx.clients.update(client.id, patch);
@@ -212,7 +212,8 @@ export class DynamicRegistration {
       scope: c.scope.join(' '),
       ...(c.jwks ? { jwks: JSON.parse(c.jwks) as unknown } : {}),
       ...(c.jwksUri ? { jwks_uri: c.jwksUri } : {}),
-      ...(c.idTokenAlg && c.idTokenAlg !== 'ES256' ? { id_token_signed_response_alg: c.idTokenAlg } : {}),
+      // Dynamic Registration §3.2: the registered values, defaults included (ES256 when stored as the server's default).
+      id_token_signed_response_alg: c.idTokenAlg ?? 'ES256',
       ...(c.requirePar ? { require_pushed_authorization_requests: true } : {}),
       ...(c.postLogoutRedirectUris.length ? { post_logout_redirect_uris: c.postLogoutRedirectUris } : {}),
       ...(c.backchannelLogoutUri ? { backchannel_logout_uri: c.backchannelLogoutUri } : {}),

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { BackchannelKind, BackchannelRequest, BackchannelStatus, BackchannelStore, PollOutcome } from '../../core/oauth/device-ports.js';
 import type { BackchannelRequestsTable, DB } from '../schema.js';
 import { isUniqueViolation, joinWords, words } from '../codec.js';
+import { isPostgres } from './statements.js';
 
 const toRequest = (r: BackchannelRequestsTable): BackchannelRequest => ({
   id: r.id, kind: r.kind as BackchannelKind, secretHash: r.secret_hash, userCodeHash: r.user_code_hash, clientId: r.client_id,
@@ -21,14 +22,21 @@ const SLOW_DOWN_SECONDS = 5;
 
 export class SqlBackchannelStore implements BackchannelStore {
   private purgedAt = 0;
+  private readonly postgres: boolean;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly db: Kysely<DB>) {
+    this.postgres = isPostgres(db);
+  }
+
+  private async purgeNowAndThen(now: number): Promise<void> {
+    if (now - this.purgedAt > PURGE_EVERY_MS) {
+      this.purgedAt = now;
+      await this.purge(now - KEEP_EXPIRED_MS);
+    }
+  }
 
   async create(r: BackchannelRequest): Promise<boolean> {
-    if (r.createdAt - this.purgedAt > PURGE_EVERY_MS) {
-      this.purgedAt = r.createdAt;
-      await this.purge(r.createdAt - KEEP_EXPIRED_MS);
-    }
+    await this.purgeNowAndThen(r.createdAt);
     try {
       await this.db.insertInto('backchannel_requests').values({
         id: r.id, kind: r.kind, secret_hash: r.secretHash, user_code_hash: r.userCodeHash, client_id: r.clientId, scope: joinWords(r.scope),
@@ -40,6 +48,30 @@ export class SqlBackchannelStore implements BackchannelStore {
       if (isUniqueViolation(e)) return false;
       throw e;
     }
+  }
+
+  async createLimited(r: BackchannelRequest, max: number): Promise<boolean> {
+    await this.purgeNowAndThen(r.createdAt);
+    if (!this.postgres) return this.insertUnlessFull(this.db, r, max);
+    // READ COMMITTED sees no row a concurrent insert has not committed: a transaction-scoped lock per
+    // person makes the count and the insert one step (SQLite's single writer does that for the statement).
+    const locked = async (db: Kysely<DB>) => {
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`ciba-pending:${r.userId ?? ''}`}, 0))`.execute(db);
+      return this.insertUnlessFull(db, r, max);
+    };
+    return this.db.isTransaction ? locked(this.db) : this.db.transaction().execute(locked);
+  }
+
+  /** One INSERT … SELECT … WHERE (count of the person's pending CIBA requests) < max. */
+  private async insertUnlessFull(db: Kysely<DB>, r: BackchannelRequest, max: number): Promise<boolean> {
+    const big = (v: number | null) => sql`cast(${v} as bigint)`;
+    const res = await sql`insert into backchannel_requests (id, kind, secret_hash, user_code_hash, client_id, scope, user_id, status, decided_at,
+        binding_message, notification_token, interval_s, last_poll_at, created_at, expires_at, consumed_at)
+      select ${r.id}, ${r.kind}, ${r.secretHash}, ${r.userCodeHash}, ${r.clientId}, ${joinWords(r.scope)}, ${r.userId}, ${r.status}, ${big(r.decidedAt)},
+        ${r.bindingMessage}, ${r.notificationToken}, cast(${r.intervalSeconds} as integer), ${big(r.lastPollAt)}, ${big(r.createdAt)}, ${big(r.expiresAt)}, ${big(r.consumedAt)}
+      where (select count(*) from backchannel_requests where user_id = ${r.userId} and kind = 'ciba' and status = 'pending'
+        and consumed_at is null and expires_at > ${big(r.createdAt)}) < ${max}`.execute(db);
+    return Number(res.numAffectedRows ?? 0) === 1;
   }
 
   async get(id: string): Promise<BackchannelRequest | undefined> {
