@@ -220,6 +220,7 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   });
   const { device, ciba } = createBackchannel({
     store: sql.currentOAuth.backchannel, storage, clock, issuer: () => oauth.issuer, interval: config.pollInterval, bot: notifyBot,
+    decisions: sql.currentOAuth.decisions,
     http: outbound.registered.request, secrets: sql.secrets, isLocked: (id) => consoleStore.isLocked(id), tokenEndpoint, actions: chatActions, log,
   });
   // The same e-mail settings as gh.mailer (a Mailer holds nothing else).
