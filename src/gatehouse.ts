@@ -64,6 +64,8 @@ import { Mailer } from './core/mail/mailer.js';
 import { Signup } from './core/account/signup.js';
 import { ProofOfWork } from './core/account/proof-of-work.js';
 import { UserAccounts } from './core/account/user-accounts.js';
+import { PasswordRecovery, RESET_POLICY } from './core/account/recovery.js';
+import { unlockAccount } from './core/account-lock.js';
 import type { UserAccountStore, UserAccountTransactions } from './core/account/user-accounts-ports.js';
 import { openStorageWhenReachable, type StoreLog } from './store/startup.js';
 
@@ -134,6 +136,8 @@ export interface Gatehouse {
   accountTransactions: UserAccountTransactions;
   /** Operators' list of accounts and password resets (src/core/account/user-accounts-ports.ts). */
   userAccountStore: UserAccountStore;
+  /** "Forgot password?": by the linked chat or an e-mailed link (src/core/account/recovery.ts). */
+  recovery: PasswordRecovery;
   close(): Promise<void>;
 }
 
@@ -227,6 +231,16 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
   const userAccounts = new UserAccounts({
     hasher, mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }), signedOut: (session) => sso.signOut(session),
   });
+  const accountTransactions: UserAccountTransactions = storage === sql ? sql.userAccountTransactions
+    : { transaction: (fn) => sql.userAccountTransactions.transaction((tx) => fn({ ...tx, sessions: storage.sessions })) };
+  const recovery = new PasswordRecovery({
+    store: sql.userAccounts, transactions: accountTransactions, accounts: userAccounts, users: storage.users, mailer: userAccounts.mailer, clock,
+    throttle: new CredentialThrottle(storage.rateLimits, clock, RESET_POLICY), linkedChat: (id) => mfa.approval.linkedChat(id), bot: notifyBot,
+    // In-process wake-ups of the waiting page; a tap handled by another process is seen by re-reading.
+    wakeups: new LocalWakeups(), factors: mfa.factors, isLocked: (id) => consoleStore.isLocked(id),
+    unlock: (id, ip) => unlockAccount(storage, id, { by: 'password_reset', ip }, clock.now()), authUrl: () => oauth.issuer, log,
+  });
+  recovery.register(chatActions);
   return {
     config,
     oauth,
@@ -270,9 +284,9 @@ export async function createGatehouse(config: Config, opts: GatehouseOptions = {
     ciba,
     userAccounts,
     // With Redis, sessions are ended where they live (as the lock after "Not me" does).
-    accountTransactions: storage === sql ? sql.userAccountTransactions
-      : { transaction: (fn) => sql.userAccountTransactions.transaction((tx) => fn({ ...tx, sessions: storage.sessions })) },
+    accountTransactions,
     userAccountStore: sql.userAccounts,
+    recovery,
     mailer: new Mailer(config.smtp !== undefined, clock, { name: 'Gatehouse', url: oauth.issuer }),
     signup: new Signup({
       transactions: sql.signupTransactions, invitations: sql.invitations, users: storage.users, limits: storage.rateLimits, hasher, clock,

@@ -58,6 +58,11 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 export class UserAccounts {
   constructor(private readonly deps: UserAccountDeps) {}
 
+  /** The mailer its notices go through (recovery e-mails its links through the same). */
+  get mailer(): UserAccountDeps['mailer'] {
+    return this.deps.mailer;
+  }
+
   /** The password policy (password-policy.ts) and the hash, outside any transaction. Throws invalid_request with the policy's message. */
   async prepare(newPassword: string, account: { username?: string; email?: string } = {}): Promise<PreparedPassword> {
     if (typeof newPassword !== 'string') throw invalidRequest('password is required');
@@ -82,8 +87,10 @@ export class UserAccounts {
     if (!(await tx.accounts.setPasswordHash(userId, hash))) throw notFound('unknown user');
     const familiesRevoked = await tx.tokens.revokeAllForUser(userId, now);
     await tx.codes.deleteUnusedForUser(userId);
+    const sessions = await listSessions(tx, userId, now);
     // Not forgiven when Redis is away (unlike a lock, nothing else refuses these sessions): the change fails and can be retried.
     const sessionsEnded = await tx.sessions.deleteForUser(userId);
+    this.tellApps(tx, sessions);
     await recordEvent(tx, 'user.password_changed', { user_id: userId, username: user.username, ip: by.ip ?? '', changed_by: by.by }, now);
     await this.notice(tx, user, 'password_changed', now);
     return { userId, username: user.username, sessionsEnded, familiesRevoked };
@@ -108,14 +115,7 @@ export class UserAccounts {
     await this.notice(tx, user, 'account_deleted', now);
     if (!(await tx.accounts.erase(userId))) throw notFound('unknown user');
     await recordEvent(tx, 'user.deleted', { user_id: userId, username: user.username, ip: by.ip ?? '', deleted_by: by.by }, now);
-    const { signedOut } = this.deps;
-    if (signedOut && sessions.length) {
-      const tell = async () => {
-        for (const s of sessions) await signedOut(s).catch(() => undefined);
-      };
-      if (tx.afterCommit) tx.afterCommit(tell);
-      else await tell();
-    }
+    this.tellApps(tx, sessions);
     return { userId, username: user.username, familiesRevoked };
   }
 
@@ -145,6 +145,17 @@ export class UserAccounts {
     await recordEvent(tx, 'user.updated', { user_id: userId, username: user.username, fields, ip: by.ip ?? '', updated_by: by.by }, now);
     if (next.email !== undefined) await this.notice(tx, user, 'email_changed', now);
     return { userId, username: user.username, fields };
+  }
+
+  /** Back-channel logout (OpenID Connect Back-Channel Logout 1.0) of the ended sessions, once the change has committed. */
+  private tellApps(tx: UserAccountStores, sessions: Session[]): void {
+    const { signedOut } = this.deps;
+    if (!signedOut || !sessions.length) return;
+    const tell = async () => {
+      for (const s of sessions) await signedOut(s).catch(() => undefined);
+    };
+    if (tx.afterCommit) tx.afterCommit(tell);
+    else void tell();
   }
 
   private async notice(tx: UserAccountStores, user: { id: string; email: string; name: string | null }, notice: 'password_changed' | 'account_deleted' | 'email_changed', now: number): Promise<void> {

@@ -17,6 +17,7 @@ import { verifyEmailRoutes } from './verify-email-routes.js';
 import { accessRoutes } from './access-routes.js';
 import { securityRoutes } from './security-routes.js';
 import { secondStepRoutes } from './second-step-routes.js';
+import { forgotRoutes } from './forgot-routes.js';
 import { passkeyRoutes } from './passkey-routes.js';
 import { federationRoutes } from './federation-routes.js';
 import { oauthRoutes } from './oauth-routes.js';
@@ -68,6 +69,7 @@ export async function buildAuthServer(gh: Gatehouse, logger?: FastifyBaseLogger,
     await accessRoutes(pages, gh);
     await securityRoutes(pages, gh);
     await secondStepRoutes(pages, gh);
+    await forgotRoutes(pages, gh);
     await passkeyRoutes(pages, gh);
     await devicePages(pages, gh);
     await federationRoutes(pages, gh);

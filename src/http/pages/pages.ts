@@ -55,7 +55,8 @@ ${opts.error ? html`<p class="error" id="login-error" role="alert">${opts.error}
     <input id="password" name="password" type="password" autocomplete="current-password" required${described} ${opts.username ? 'autofocus' : ''}>
   </div>
   <button class="primary" type="submit">Sign in</button>
-</form>${signInWithList(opts.providers ?? [])}`);
+</form>
+<p class="links"><a href="/login/forgot">Forgot password?</a></p>${signInWithList(opts.providers ?? [])}`);
 }
 
 export interface ConsentView {
