@@ -41,6 +41,8 @@ export type ErrorCode =
   | 'login_required'
   | 'consent_required'
   | 'interaction_required'
+  // OpenID Connect Core 1.0 errata set 2 §3.1.2.6, RFC 9470 §4: acr_values that cannot be met.
+  | 'unmet_authentication_requirements'
   // OpenID Connect Core §6.4 and RFC 9101 §6: a request object that fails its checks, a request_uri not served.
   | 'invalid_request_object'
   | 'request_not_supported'
@@ -83,6 +85,7 @@ const defaultStatus: Record<ErrorCode, number> = {
   login_required: 400,
   consent_required: 400,
   interaction_required: 400,
+  unmet_authentication_requirements: 400,
   invalid_request_object: 400,
   request_not_supported: 400,
   request_uri_not_supported: 400,

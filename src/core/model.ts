@@ -199,4 +199,6 @@ export interface Session {
    * at sign-in (`authTime`).
    */
   verifiedAt?: number;
+  /** How the person signed in (RFC 8176 methods, src/core/oidc/acr.ts); absent for sessions from before 0033. */
+  amr?: string[];
 }

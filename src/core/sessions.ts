@@ -23,13 +23,14 @@ export class SessionManager {
    * (session fixation). `sid` carries the public session id over when the same
    * person signs in again (src/core/oidc/sso.ts); otherwise a new one is drawn.
    */
-  async create(userId: string, opts: { sid?: string; userAgent?: string | null; ip?: string | null } = {}): Promise<{ id: string; session: Session }> {
+  async create(userId: string, opts: { sid?: string; userAgent?: string | null; ip?: string | null; amr?: readonly string[] } = {}): Promise<{ id: string; session: Session }> {
     const id = randomToken();
     const now = this.clock.now();
     const session: Session = {
       idHash: sha256(id), userId, authTime: now, createdAt: now, expiresAt: now + this.ttlMs,
       sid: opts.sid ?? randomToken(16), userAgent: opts.userAgent?.slice(0, 256) ?? null,
       ...(opts.ip ? { ip: opts.ip.slice(0, 64), lastUsedAt: now } : {}),
+      ...(opts.amr?.length ? { amr: [...new Set(opts.amr)] } : {}),
     };
     await this.store.create(session);
     return { id, session };

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
+import { authLevelsMigration } from './auth-level-migration.js';
 import { botMigration } from './bot/migration.js';
 import { botInteractiveMigration } from './bot/migration-interactive.js';
 import { botFileQuotaMigration, botFilesMigration } from './bot/files-migration.js';
@@ -187,6 +188,7 @@ const migrations: Record<string, Migration> = {
   '0029_tokens_valid_after': tokensValidAfterMigration,
   '0030_signup': signupMigration,
   '0027_mail': mailMigration,
+  '0033_auth_levels': authLevelsMigration,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Session } from '../core/model.js';
 import type { SessionStore } from '../core/ports.js';
+import { decodeAmr, encodeAmr } from '../core/oidc/acr.js';
 import type { DB, SessionsTable } from './schema.js';
 
 declare module './schema.js' {
@@ -10,6 +11,8 @@ declare module './schema.js' {
     last_used_at: number | null;
     /** Migration 0021_reauth. */
     verified_at: number | null;
+    /** Migration 0033_auth_levels: RFC 8176 methods, space-separated. */
+    amr: string | null;
   }
 }
 
@@ -21,6 +24,7 @@ const toSession = (r: SessionsTable): Session => ({
   ...(r.ip !== null ? { ip: r.ip } : {}),
   ...(r.last_used_at !== null ? { lastUsedAt: Number(r.last_used_at) } : {}),
   ...(r.verified_at !== null && r.verified_at !== undefined ? { verifiedAt: Number(r.verified_at) } : {}),
+  ...(r.amr ? { amr: decodeAmr(r.amr)! } : {}),
 });
 
 export class SqlSessionStore implements SessionStore {
@@ -30,7 +34,7 @@ export class SqlSessionStore implements SessionStore {
     await this.db.insertInto('sessions').values({
       id_hash: s.idHash, user_id: s.userId, auth_time: s.authTime, created_at: s.createdAt, expires_at: s.expiresAt,
       sid: s.sid ?? null, user_agent: s.userAgent ?? null, ip: s.ip ?? null, last_used_at: s.lastUsedAt ?? null,
-      verified_at: s.verifiedAt ?? null,
+      verified_at: s.verifiedAt ?? null, amr: encodeAmr(s.amr),
     }).execute();
   }
 

@@ -14,7 +14,8 @@ const RECHECK_MS = 250;
 
 export type StepOutcome =
   /** ip: the address the sign-in began from, for user.login.succeeded (recorded with the session, src/core/oidc/sso.ts). */
-  | { ok: true; user: User; returnTo: string; ip: string }
+  /** method: how the second step was passed (RFC 8176: `otp` a TOTP or recovery code, `mca` a tap in the linked chat). */
+  | { ok: true; user: User; returnTo: string; ip: string; method: 'otp' | 'mca' }
   | { ok: false; reason: 'expired' | 'invalid' | 'denied' | 'disabled' | 'waiting' }
   | { ok: false; reason: 'locked'; retryAfterSeconds: number };
 
@@ -70,7 +71,7 @@ export class SecondStep {
     if (p.approval?.state === 'denied') return { ok: false, reason: 'denied' };
     const check = await this.deps.factors.checkCode(p.userId, code, ip);
     if (!check.ok) return check;
-    return this.finish(token!, p);
+    return this.finish(token!, p, 'otp');
   }
 
   /** After the right number was tapped in chat. */
@@ -80,10 +81,10 @@ export class SecondStep {
     const state = p.approval?.state;
     if (state === 'denied') return { ok: false, reason: 'denied' };
     if (state !== 'approved') return { ok: false, reason: state === 'waiting' ? 'waiting' : 'expired' };
-    return this.finish(token!, p);
+    return this.finish(token!, p, 'mca');
   }
 
-  private async finish(token: string, p: PendingLogin): Promise<StepOutcome> {
+  private async finish(token: string, p: PendingLogin, method: 'otp' | 'mca'): Promise<StepOutcome> {
     const { store, clock, users } = this.deps;
     const now = clock.now();
     if (!(await store.consumePending(sha256(token), now))) return { ok: false, reason: 'expired' };
@@ -91,7 +92,7 @@ export class SecondStep {
     if (!user) return { ok: false, reason: 'expired' };
     // "Not me" in chat (or an administrator) locked it meanwhile.
     if (await this.deps.isLocked(user.id)) return { ok: false, reason: 'disabled' };
-    return { ok: true, user, returnTo: p.returnTo, ip: p.ip };
+    return { ok: true, user, returnTo: p.returnTo, ip: p.ip, method };
   }
 
   /**

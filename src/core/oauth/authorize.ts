@@ -49,6 +49,8 @@ export interface SignedInUser {
   id: string;
   authTime: number;
   sid?: string;
+  /** How the session authenticated (RFC 8176; src/core/oidc/acr.ts), kept with the sign-in for `acr`/`amr`. */
+  amr?: string[];
 }
 
 export type { ErrorRedirect } from '../errors.js';
@@ -221,7 +223,7 @@ export class AuthorizationEndpoint {
       // Single sign-on: remember which session signed in to this client, for single logout and ID tokens (src/core/oidc/sso.ts).
       if (user.sid) {
         // The claims request (OpenID Connect Core §5.5) travels with the sign-in: the ID token and UserInfo read it by family.
-        await storage.signIns.record({ familyId, sid: user.sid, clientId: req.client.id, userId: user.id, authTime: user.authTime, createdAt: now, endedAt: null, claims: encodeClaims(req.claims) });
+        await storage.signIns.record({ familyId, sid: user.sid, clientId: req.client.id, userId: user.id, authTime: user.authTime, createdAt: now, endedAt: null, claims: encodeClaims(req.claims), ...(user.amr ? { amr: user.amr } : {}) });
       }
       // RFC 9207: iss in the response defends against mix-up attacks.
       return buildRedirect(req.redirectUri, mode, { code, state: req.state, iss: config.issuer });

@@ -1,4 +1,5 @@
 import { GatehouseError } from '../errors.js';
+import { levelClaims } from '../oidc/acr.js';
 import { required, single } from '../params.js';
 import type { Clock, Storage } from '../ports.js';
 import type { CredentialThrottle } from '../throttle.js';
@@ -51,6 +52,8 @@ export async function introspect(
     // RFC 8705 §3.2: the resource server learns which certificate the token is bound to.
     // RFC 9449 §6.2: and which DPoP key (`jkt`).
     ...(info.certThumbprint || info.dpopJkt ? { cnf: { ...(info.certThumbprint ? { 'x5t#S256': info.certThumbprint } : {}), ...(info.dpopJkt ? { jkt: info.dpopJkt } : {}) } } : {}),
+    // RFC 9470 §6: the level and time of the sign-in the token's family started from.
+    ...(info.kind === 'access_token' && info.userId ? await levelClaims(deps.storage.signIns, info.familyId) : {}),
     // Issue 28: the person's groups and roles as they are now (an ended elevation is gone even from a token issued during it).
     ...(info.kind === 'access_token' && deps.access ? await deps.access.claims.values(info.userId, info.scope) : {}),
   };

@@ -10,6 +10,7 @@ import { certificateBinding } from './mtls.js';
 import { audienceClaim } from './resource-indicators.js';
 import { newToken, tokenKey } from './token-key.js';
 import type { AccessClaims } from '../access/claims.js';
+import { levelClaims } from '../oidc/acr.js';
 
 /** Prefixes make leaked tokens recognisable to secret scanners; what follows: src/core/oauth/token-key.ts. */
 export const OPAQUE_PREFIX = 'gh_at_';
@@ -65,6 +66,9 @@ export interface AccessTokenClaims {
   /** Scopes `groups` and `roles` (src/core/access/claims.ts): the person's group and role names when the token was issued. */
   groups?: string[];
   roles?: string[];
+  /** RFC 9470 §6 (src/core/oidc/acr.ts). */
+  acr?: string;
+  auth_time?: number;
 }
 
 export class TokenIssuer {
@@ -105,6 +109,8 @@ export class TokenIssuer {
     const iat = Math.floor(now / 1000);
     // Read only when the scope asks for them: other tokens stay a signature.
     const access = this.accessClaims ? await this.accessClaims.values(req.userId, req.scope) : {};
+    // RFC 9470 §6: how and when the person authenticated, for a family started by a sign-in.
+    const level = req.userId ? await levelClaims(stores.signIns, req.familyId) : {};
     const claims: AccessTokenClaims = {
       iss: this.config.issuer,
       sub: req.userId ?? req.client.id,
@@ -117,6 +123,7 @@ export class TokenIssuer {
       ...(req.familyId ? { fid: req.familyId } : {}),
       ...(req.act ? { act: req.act } : {}),
       ...(bound || req.dpopJkt ? { cnf: { ...(bound ? { 'x5t#S256': bound } : {}), ...(req.dpopJkt ? { jkt: req.dpopJkt } : {}) } } : {}),
+      ...level,
       ...access,
     };
     // Signed while its event commits (a JWT is not stored); the answer waits for both.

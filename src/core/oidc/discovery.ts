@@ -1,5 +1,6 @@
 import { USERINFO_CLAIMS } from './userinfo.js';
 import { PROMPT_VALUES } from './prompt.js';
+import { ACR_LEVELS } from './acr.js';
 import { ID_TOKEN_ALGORITHMS } from './id-token.js';
 import { REQUEST_OBJECT_ALGORITHMS } from '../oauth/request-object.js';
 
@@ -23,8 +24,10 @@ export function openIdConfiguration(oauthMetadata: Record<string, unknown>, issu
     subject_types_supported: ['public'],
     // Discovery §3: RS256 MUST be listed; ES256 is the default, RS256 per client.
     id_token_signing_alg_values_supported: [...ID_TOKEN_ALGORITHMS],
-    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', ...USERINFO_CLAIMS.filter((c) => c !== 'sub')],
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', 'acr', 'amr', ...USERINFO_CLAIMS.filter((c) => c !== 'sub')],
     claim_types_supported: ['normal'],
+    // Issue 28: the levels `acr_values` may ask for, lowest first (src/core/oidc/acr.ts).
+    acr_values_supported: [...ACR_LEVELS],
     prompt_values_supported: [...PROMPT_VALUES],
     claims_parameter_supported: true,
     request_parameter_supported: true,

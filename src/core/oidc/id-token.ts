@@ -6,6 +6,7 @@ import type { KeyRing } from '../oauth/keys.js';
 import type { TokenResponse } from '../oauth/tokens.js';
 import { claimValues, decodeClaims } from './claims-request.js';
 import type { AccessClaims } from '../access/claims.js';
+import { acrFor, amrClaim } from './acr.js';
 
 export const OPENID = 'openid';
 
@@ -72,6 +73,8 @@ export class IdTokenIssuer {
       at_hash: atHash(response.access_token),
       ...(grant.nonce ? { nonce: grant.nonce } : {}),
       ...(signIn ? { sid: signIn.sid } : {}),
+      // Issue 28: the level and methods of the session's sign-in (RFC 8176; src/core/oidc/acr.ts).
+      ...(signIn ? { acr: acrFor(signIn.amr), ...(signIn.amr?.length ? { amr: amrClaim(signIn.amr) } : {}) } : {}),
     };
     // OpenID Connect Core §5.5: claims the client asked to find in the ID token itself.
     const asked = decodeClaims(signIn?.claims)?.id_token;

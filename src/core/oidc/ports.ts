@@ -19,6 +19,8 @@ export interface SignIn {
   endedAt: number | null;
   /** The OpenID Connect `claims` request of the authorization (src/core/oidc/claims-request.ts, stored form). */
   claims?: string | null;
+  /** How the session had authenticated (RFC 8176 methods; src/core/oidc/acr.ts); absent from before 0033. */
+  amr?: string[];
 }
 
 export interface SignInStore {

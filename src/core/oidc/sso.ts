@@ -2,6 +2,7 @@ import { sha256 } from '../crypto.js';
 import type { Session } from '../model.js';
 import type { Clock, Storage } from '../ports.js';
 import type { SessionManager } from '../sessions.js';
+import type { AuthMethod } from './acr.js';
 import type { OAuthConfig } from '../oauth/config.js';
 import type { KeyRing } from '../oauth/keys.js';
 import { recordEvent } from '../notify/record.js';
@@ -55,14 +56,15 @@ export class SingleSignOn {
    * ends the previous session, and its applications are told. With
    * `signedIn`, user.login.succeeded is recorded here, once the session
    * exists, carrying its `sid`: the alert's "Sign out that session" button
-   * names exactly this session (docs/events.md).
+   * names exactly this session (docs/events.md). `amr`: how the person proved it
+   * (RFC 8176 methods; the session's level follows, src/core/oidc/acr.ts).
    */
-  async signIn(previousCookie: string | undefined, userId: string, userAgent?: string | null, signedIn?: { username: string; ip: string }): Promise<{ id: string; session: Session; ended: LogoutDelivery[] }> {
+  async signIn(previousCookie: string | undefined, userId: string, userAgent?: string | null, signedIn?: { username: string; ip: string }, amr?: readonly AuthMethod[]): Promise<{ id: string; session: Session; ended: LogoutDelivery[] }> {
     const { sessions } = this.deps;
     const previous = await sessions.resolve(previousCookie);
     await sessions.destroy(previousCookie);
     const same = previous?.userId === userId;
-    const { id, session } = await sessions.create(userId, { sid: same ? sessionSid(previous) : undefined, userAgent });
+    const { id, session } = await sessions.create(userId, { sid: same ? sessionSid(previous) : undefined, userAgent, ...(amr ? { amr } : {}) });
     if (signedIn) {
       await recordEvent({ events: this.deps.storage.events }, 'user.login.succeeded',
         { user_id: userId, username: signedIn.username, ip: signedIn.ip, sid: sessionSid(session) }, this.deps.clock.now());

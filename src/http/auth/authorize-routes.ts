@@ -11,8 +11,15 @@ import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { currentSession } from './session-cookie.js';
 import { PARAMS, formBody } from '../input.js';
 import { consumePushed, pushedRequest } from './par-routes.js';
-import { afterReauthentication, authorizationStep } from '../../core/oidc/prompt.js';
+import { ACR_ATTEMPT, afterReauthentication, authorizationStep } from '../../core/oidc/prompt.js';
 import { sessionSid } from '../../core/oidc/sso.js';
+import type { Session, User } from '../../core/model.js';
+
+/** The person approving, with how their session authenticated (`acr`/`amr` of the tokens, src/core/oidc/acr.ts). */
+const signedInUser = (current: { session: Session; user: User }) => ({
+  id: current.user.id, authTime: current.session.authTime, sid: sessionSid(current.session),
+  ...(current.session.amr ? { amr: current.session.amr } : {}),
+});
 
 const CONSENT = 'consent';
 
@@ -102,14 +109,15 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     }
     const current = await currentSession(gh, req);
     // OpenID Connect prompt and max_age decide between signing in, consent and answering at once (src/core/oidc/prompt.ts).
-    const step = await authorizationStep(ar.authentication, current?.session, gh.clock.now(), () => gh.authorization.needsConsent(ar, current!.user.id));
+    const acrAttempted = typeof params[ACR_ATTEMPT] === 'string';
+    const step = await authorizationStep(ar.authentication, current?.session, gh.clock.now(), () => gh.authorization.needsConsent(ar, current!.user.id), acrAttempted);
     if (step.next === 'error') {
       return reply.redirect(gh.authorization.errorRedirect(step.error, { redirectUri: ar.redirectUri, mode: ar.responseType === 'code' ? 'query' : 'fragment', state: ar.state }), status);
     }
     const path = req.url.split('?')[0]!;
     // A POSTed request comes back after sign-in as the same request sent by GET.
-    if (step.next === 'login' || !current) return loginRedirect(reply, afterReauthentication(req.method === 'GET' ? req.url : `${path}?${queryOf(params)}`), status, ar.loginHint);
-    const user = { id: current.user.id, authTime: current.session.authTime, sid: sessionSid(current.session) };
+    if (step.next === 'login' || !current) return loginRedirect(reply, afterReauthentication(req.method === 'GET' ? req.url : `${path}?${queryOf(params)}`, ar.authentication.acrValues !== undefined), status, ar.loginHint);
+    const user = signedInUser(current);
     if (step.next === 'approve') {
       if (!(await consumePushed(gh, reply, pushed))) return reply;
       return reply.redirect(await gh.authorization.approve(ar, user), status);
@@ -161,7 +169,7 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     if ((approve === 'true' || approve === 'false') && !(await consumePushed(gh, reply, pushedBody))) return reply;
     // 303 after a POST, so the browser does not re-post the form to the client (RFC 9700 §4.12).
     if (approve === 'true') {
-      return reply.redirect(await gh.authorization.approve(ar, { id: current.user.id, authTime: current.session.authTime, sid: sessionSid(current.session) }), 303);
+      return reply.redirect(await gh.authorization.approve(ar, signedInUser(current)), 303);
     }
     if (approve === 'false') return reply.redirect(await gh.authorization.deny(ar, current.user.id), 303);
     return sendErrorPage(reply, 400, 'Bad request', 'approve must be true or false');

@@ -60,7 +60,7 @@ export async function federationRoutes(app: FastifyInstance, gh: Gatehouse): Pro
     const user = await gh.storage.users.get(userId);
     if (!user) throw accessDenied('This account no longer exists.');
     if (await gh.mfa.factors.required(userId)) return startSecondStep(gh, req, reply, user, returnTo);
-    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], userId, req.headers['user-agent'], { username: user.username, ip: req.ip });
+    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], userId, req.headers['user-agent'], { username: user.username, ip: req.ip }, ['fed']);
     logUndelivered(req, ended);
     reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
     return reply.redirect(returnTo, 303);

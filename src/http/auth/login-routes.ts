@@ -102,7 +102,7 @@ export async function loginRoutes(app: FastifyInstance, gh: Gatehouse): Promise<
     // A second factor: no session until it passes (src/http/auth/second-step-routes.ts).
     if (outcome.secondFactor) return startSecondStep(gh, req, reply, outcome.user, returnTo);
     // Single sign-on: the same person keeps the session's sid; someone else's previous session ends (src/core/oidc/sso.ts).
-    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent'], { username: outcome.user.username, ip: req.ip });
+    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent'], { username: outcome.user.username, ip: req.ip }, ['pwd']);
     logUndelivered(req, ended);
     reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
     return reply.redirect(returnTo, 303);

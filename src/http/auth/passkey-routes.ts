@@ -136,7 +136,7 @@ export async function passkeyRoutes(app: FastifyInstance, gh: Gatehouse): Promis
       reply.clearCookie(challengeCookie(gh), cookieOptions(gh));
     }
     if (await gh.console.isLocked(user.id)) return fail(reply, 403, 'This account is locked. Ask an administrator to unlock it.');
-    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], user.id, req.headers['user-agent'], { username: user.username, ip: req.ip });
+    const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], user.id, req.headers['user-agent'], { username: user.username, ip: req.ip }, ['hwk']);
     logUndelivered(req, ended);
     reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
     reply.clearCookie(pendingCookie(gh), cookieOptions(gh));

@@ -74,7 +74,7 @@ export async function secondStepRoutes(app: FastifyInstance, gh: Gatehouse): Pro
   const finish = async (req: FastifyRequest, reply: FastifyReply, outcome: StepOutcome) => {
     if (outcome.ok) {
       reply.clearCookie(pendingCookie(gh), cookieOptions(gh));
-      const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent'], { username: outcome.user.username, ip: outcome.ip });
+      const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent'], { username: outcome.user.username, ip: outcome.ip }, ['pwd', outcome.method]);
       logUndelivered(req, ended);
       reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
       return reply.redirect(outcome.returnTo, 303);

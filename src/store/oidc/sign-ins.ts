@@ -1,10 +1,19 @@
 import type { Kysely } from 'kysely';
 import type { SignIn, SignInStore } from '../../core/oidc/ports.js';
 import type { DB, SsoSignInsTable } from '../schema.js';
+import { decodeAmr, encodeAmr } from '../../core/oidc/acr.js';
+
+declare module '../schema.js' {
+  /** Migration 0033_auth_levels. */
+  interface SsoSignInsTable {
+    amr: string | null;
+  }
+}
 
 const toSignIn = (r: SsoSignInsTable): SignIn => ({
   familyId: r.family_id, sid: r.sid, clientId: r.client_id, userId: r.user_id, authTime: r.auth_time,
   createdAt: r.created_at, endedAt: r.ended_at, claims: r.claims,
+  ...(r.amr ? { amr: decodeAmr(r.amr)! } : {}),
 });
 
 export class SqlSignInStore implements SignInStore {
@@ -13,7 +22,7 @@ export class SqlSignInStore implements SignInStore {
   async record(s: SignIn): Promise<void> {
     await this.db.insertInto('sso_sign_ins').values({
       family_id: s.familyId, sid: s.sid, client_id: s.clientId, user_id: s.userId, auth_time: s.authTime,
-      created_at: s.createdAt, ended_at: s.endedAt, claims: s.claims ?? null,
+      created_at: s.createdAt, ended_at: s.endedAt, claims: s.claims ?? null, amr: encodeAmr(s.amr),
     }).execute();
   }
 
