@@ -22,7 +22,7 @@ export interface Admin {
 export type AdminAction =
   | 'client.create' | 'client.update' | 'client.rotate_secret' | 'client.delete'
   | 'user.lock' | 'user.unlock' | 'user.reset_sessions' | 'user.end_session' | 'user.remove_app'
-  | 'user.create' | 'user.update' | 'user.set_password' | 'user.send_reset' | 'user.delete'
+  | 'user.create' | 'user.update' | 'user.set_password' | 'user.send_reset' | 'user.delete' | 'user.invite'
   | 'keys.rotate'
   | 'webhook.resend' | 'webhook.replay' | 'webhook.enable' | 'webhook.disable'
   | 'mail.resend' | 'mail.replay'

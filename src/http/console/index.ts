@@ -9,9 +9,11 @@ import { keyPages } from './keys.js';
 import { consoleStylesheet } from './layout.js';
 import { userPages } from './users.js';
 import { userDetailPages } from './user-detail.js';
+import { userManagePages } from './user-manage.js';
 import { webhookPages } from './webhooks.js';
 import { mailPages } from './mail.js';
 import { accessPages } from './access.js';
+import { invitePages } from './invite.js';
 
 /**
  * Pages beside the sign-in pages: the walkthrough's landing page, and the
@@ -29,10 +31,12 @@ export async function consolePages(app: FastifyInstance, gh: Gatehouse): Promise
     await homePage(pages, gh);
     await clientPages(pages, gh);
     await userPages(pages, gh);
+    await userManagePages(pages, gh);
     await userDetailPages(pages, gh);
     await keyPages(pages, gh);
     await webhookPages(pages, gh);
     await mailPages(pages, gh);
     await accessPages(pages, gh);
+    await invitePages(pages, gh);
   });
 }
