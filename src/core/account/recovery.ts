@@ -101,13 +101,7 @@ export class PasswordRecovery {
     const now = this.deps.clock.now();
     let outcome: RequestOutcome;
     if (via === 'email') {
-      await this.deps.transactions.transaction(async (tx) => {
-        await tx.accounts.putReset(sha256(token), { userId: user?.id ?? null, via, ip, createdAt: now, expiresAt: now + RESET_LINK_TTL_MS, factorAt: null, approval: null });
-        if (user && isMailAddress(user.email)) {
-          const url = `${this.deps.authUrl().replace(/\/+$/, '')}/login/forgot/reset?token=${token}`;
-          await this.deps.mailer.enqueue(tx, { to: user.email, template: 'password-reset', data: { url, expiresMinutes: RESET_LINK_TTL_MS / 60_000, ...(user.name ? { name: user.name } : {}) }, userId: user.id });
-        }
-      });
+      await this.emailLink(user, token, ip, now);
       outcome = { ok: true, via };
     } else {
       const chatId = user && this.deps.bot ? ((await this.deps.linkedChat(user.id)) ?? null) : null;
@@ -123,6 +117,28 @@ export class PasswordRecovery {
     // The same time for every answer: the work above differs (a hash, an e-mail queued, a chat message sent).
     await sleep(started + RESET_MIN_ANSWER_MS - Date.now());
     return outcome;
+  }
+
+  /**
+   * An administrator's "Send a reset link" (the console): the same link as a
+   * request by e-mail, to the account's address. False when the account has
+   * no address the mailer takes, or e-mail is off.
+   */
+  async sendLink(userId: string, ip: string): Promise<boolean> {
+    const user = await this.deps.users.get(userId);
+    if (!user || !this.deps.mailer.enabled || !isMailAddress(user.email)) return false;
+    await this.emailLink(user, randomToken(), ip, this.deps.clock.now());
+    return true;
+  }
+
+  private async emailLink(user: User | undefined, token: string, ip: string, now: number): Promise<void> {
+    await this.deps.transactions.transaction(async (tx) => {
+      await tx.accounts.putReset(sha256(token), { userId: user?.id ?? null, via: 'email', ip, createdAt: now, expiresAt: now + RESET_LINK_TTL_MS, factorAt: null, approval: null });
+      if (user && isMailAddress(user.email)) {
+        const url = `${this.deps.authUrl().replace(/\/+$/, '')}/login/forgot/reset?token=${token}`;
+        await this.deps.mailer.enqueue(tx, { to: user.email, template: 'password-reset', data: { url, expiresMinutes: RESET_LINK_TTL_MS / 60_000, ...(user.name ? { name: user.name } : {}) }, userId: user.id });
+      }
+    });
   }
 
   private async find(name: string): Promise<User | undefined> {

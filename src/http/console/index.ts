@@ -9,6 +9,7 @@ import { keyPages } from './keys.js';
 import { consoleStylesheet } from './layout.js';
 import { userPages } from './users.js';
 import { userDetailPages } from './user-detail.js';
+import { userManagePages } from './user-manage.js';
 import { webhookPages } from './webhooks.js';
 import { mailPages } from './mail.js';
 import { accessPages } from './access.js';
@@ -30,6 +31,7 @@ export async function consolePages(app: FastifyInstance, gh: Gatehouse): Promise
     await homePage(pages, gh);
     await clientPages(pages, gh);
     await userPages(pages, gh);
+    await userManagePages(pages, gh);
     await userDetailPages(pages, gh);
     await keyPages(pages, gh);
     await webhookPages(pages, gh);

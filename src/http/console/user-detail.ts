@@ -40,7 +40,7 @@ ${apps.map((x) => html`<tr><td data-label="Application">${x.name}</td><td data-l
 <button class="small danger" type="submit" aria-label="Remove the access of ${x.name}">Remove access</button></form></td></tr>`)}
 </tbody></table>`
     : html`<p class="muted">No application has access.</p>`}
-<p class="links"><a href="/admin/users">All users</a></p>`);
+<p class="links"><a href="${base}/manage">Edit, reset the password or delete</a> · <a href="/admin/users">All users</a></p>`);
   };
 
   app.get<Id>('/admin/users/:id', PAGE, async (req, reply) => {

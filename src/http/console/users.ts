@@ -33,6 +33,7 @@ export async function userPages(app: FastifyInstance, gh: Gatehouse): Promise<vo
     const more = users.length > PER_PAGE;
     const link = (n: number) => `/admin/users?${new URLSearchParams({ ...(search ? { q: search } : {}), page: String(n) })}`;
     return a.page(status, 'Users', { section: 'users', notice, error }, html`<h1>Users</h1>
+<p class="links"><a href="/admin/users/new">New user</a></p>
 <p class="links"><a href="/admin/users/invite">Invite someone</a></p>
 <form method="get" action="/admin/users" role="search"><div class="field"><label for="user-search">Find by username or e-mail (start)</label>
 <input id="user-search" name="q" type="text" value="${search}" autocapitalize="none" spellcheck="false"></div><button class="small" type="submit">Find</button></form>
