@@ -1,7 +1,7 @@
 // `gatehouse user invite --email E [--admin] [--ttl S]` (issue 26 item 2, shared/INTERFACE.md "A
 // person's account"): prints {"url","expires_at"}; the link signs up once with GATEHOUSE_SIGNUP=invite;
 // bad input goes to stderr with a non-zero exit. On SQLite (a file, so the command line opens the
-// server's database) and PostgreSQL.
+// server's database) and PostgreSQL. Also: `gatehouse user create` records user.created.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -74,6 +74,18 @@ for (const { kind, skip } of await databaseKinds()) {
       assert.equal(plain.code, 0, plain.stderr);
       assert.match(plain.stdout, /\/signup\?invitation=\S+/);
       assert.match(plain.stdout, /not e-mailed/);
+    });
+
+    it('gatehouse user create records user.created (created_by cli) with the account', async () => {
+      const r = await runCli(['user', 'create', '--username', 'carol', '--email', 'carol@example.test', '--password-stdin', '--json'], env, `${GOOD}\n`);
+      assert.equal(r.code, 0, r.stderr);
+      const { id } = JSON.parse(r.stdout) as { id: string };
+      const events = (await server.gh.storage.events.list({ type: 'user.created', limit: 100 })).map((e) => e.data as Record<string, string>);
+      assert.deepEqual(events.filter((d) => d.user_id === id), [{ user_id: id, username: 'carol', created_by: 'cli' }]);
+      // A refused one (the name is taken) writes neither.
+      const dup = await runCli(['user', 'create', '--username', 'carol', '--email', 'c2@example.test', '--password-stdin'], env, `${GOOD}\n`);
+      assert.notEqual(dup.code, 0);
+      assert.equal((await server.gh.storage.events.list({ type: 'user.created', limit: 100 })).filter((e) => (e.data as { username: string }).username === 'carol').length, 1);
     });
 
     it('a bad --ttl, a bad or missing --email: an error on stderr, a non-zero exit', async () => {
