@@ -20,6 +20,7 @@ import { startPeer } from './peer.js';
 import { jsonField, startChild, stopAll } from './procs.js';
 import { applyReference, loadAverage, meanRows, REFERENCE_AGAIN, targetNotes, textTable, writeMarkdown, type Row, type Run } from './report.js';
 import { approvalNotes } from './approval.js';
+import { accountScenarios, ACCOUNTS_ENV } from './accounts.js';
 import { approvalScenarios, ceilingScenarios, gatehouseScenarios, peerScenarios, SCENARIO_IDS, subscribedScenarios, webhookScenarios, type Scenario } from './scenarios.js';
 import { seedRun } from './seed.js';
 import { startupNotes, startupScenarios } from './startup.js';
@@ -132,7 +133,8 @@ async function main(): Promise<void> {
   }
 
   // bare node:http too: the speed issue's targets are ratios to it (bench/targets.ts).
-  const wanted = (id: string) => id === 'fastify' || id === 'http' || !opts.only || opts.only.has(id);
+  // `reset` brings `reset-unknown`, the same request for a name no account has.
+  const wanted = (id: string) => id === 'fastify' || id === 'http' || !opts.only || opts.only.has(id) || (id === 'reset-unknown' && opts.only.has('reset'));
   // A Gatehouse row asked for brings the peer row it is compared with.
   const peerWanted = (id: string) => !opts.only || opts.only.has(id) ||
     [...opts.only].some((o) => ({ cc: 'peer-cc', 'cc-subscribed': 'peer-cc', 'cc-opaque': 'peer-cc-opaque', introspect: 'peer-introspect', 'introspect-opaque': 'peer-introspect', refresh: 'peer-refresh' } as Record<string, string>)[o] === id);
@@ -177,6 +179,11 @@ async function main(): Promise<void> {
         // Its own process: the notification bot's token is set at start, and the worker delivers the approval messages.
         const ap = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth,bot,worker', minimal: true, notifyBot: true });
         groups.push({ db: name, scenarios: approvalScenarios(ap) });
+      }
+      if (['signup', 'reset', 'reset-unknown'].some(wanted)) {
+        // Its own process: sign-up open, X-Forwarded-For trusted from loopback and e-mail queued (bench/accounts.ts).
+        const ac = await startGatehouse(db, { nodeFlags: profileFlags, bin: v.bin, roles: 'auth', minimal: true, env: ACCOUNTS_ENV });
+        groups.push({ db: name, scenarios: accountScenarios(ac, opts.load).filter((s) => wanted(s.id)) });
       }
     }
   }

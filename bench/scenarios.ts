@@ -6,6 +6,7 @@ import type { Figures, Load, LoadOptions } from './load.js';
 import type { PeerUnderTest } from './peer.js';
 import { ProofMaker, withProofs } from './dpop.js';
 import { backchannelScenarios } from './backchannel.js';
+import { codeRolesScenario } from './accounts.js';
 import { approvalLatency } from './approval.js';
 import type { Child } from './procs.js';
 
@@ -144,6 +145,7 @@ export function gatehouseScenarios(gh: GatehouseUnderTest, load: LoadOptions): S
   ];
   // Device authorization and CIBA: a client polling while its person decides.
   out.push(...backchannelScenarios(gh, load, pid));
+  out.push(codeRolesScenario(gh, load));
   if (gh.apiUrl) {
     out.push(
       { id: 'api-healthz', label: 'the resource server\'s own GET /healthz (same process, no token): the ceiling of `user`', pid, prepare: async () => ({ url: `${gh.apiUrl}/healthz` }) },
@@ -354,5 +356,5 @@ export function peerScenarios(peer: PeerUnderTest, load: LoadOptions): Scenario[
   ];
 }
 
-export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'refresh', 'introspect', 'introspect-opaque', 'device-poll', 'ciba-poll', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200', 'callback', 'callback-200', 'send-photo', 'approval',
+export const SCENARIO_IDS = ['http', 'fastify', 'fastify-form', 'cc', 'cc-subscribed', 'cc-opaque', 'cc-dpop', 'code', 'code-roles', 'refresh', 'introspect', 'introspect-opaque', 'device-poll', 'ciba-poll', 'api-healthz', 'user', 'user-dpop', 'login', 'send', 'wakeup', 'wakeup-200', 'callback', 'callback-200', 'send-photo', 'approval', 'signup', 'reset', 'reset-unknown',
   'webhooks', 'webhooks-max', 'startup', 'peer-cc', 'peer-cc-opaque', 'peer-introspect', 'peer-refresh'] as const;
