@@ -43,6 +43,8 @@ export type ErrorCode =
   | 'interaction_required'
   // OpenID Connect Core 1.0 errata set 2 §3.1.2.6, RFC 9470 §4: acr_values that cannot be met.
   | 'unmet_authentication_requirements'
+  // RFC 9470 §3: the resource needs a stronger or more recent authentication of the person.
+  | 'insufficient_user_authentication'
   // OpenID Connect Core §6.4 and RFC 9101 §6: a request object that fails its checks, a request_uri not served.
   | 'invalid_request_object'
   | 'request_not_supported'
@@ -86,6 +88,7 @@ const defaultStatus: Record<ErrorCode, number> = {
   consent_required: 400,
   interaction_required: 400,
   unmet_authentication_requirements: 400,
+  insufficient_user_authentication: 401,
   invalid_request_object: 400,
   request_not_supported: 400,
   request_uri_not_supported: 400,
@@ -100,12 +103,13 @@ const defaultStatus: Record<ErrorCode, number> = {
  * What a `WWW-Authenticate` challenge needs beyond the code and description.
  * `Basic`: RFC 6749 §5.2 (a failed client authentication through the header).
  * `Bearer`: RFC 6750 §3; `bare` sends only the realm (no credentials were
- * presented, §3.1 last paragraph), `scope` names the scope that would be enough.
+ * presented, §3.1 last paragraph), `scope` names the scope that would be enough;
+ * `acrValues` and `maxAge` what authentication would (RFC 9470 §3).
  * `none`: no challenge where the code would otherwise bring one.
  */
 export type Challenge =
   | { scheme: 'Basic' }
-  | { scheme: 'Bearer'; realm?: string; scope?: string; bare?: boolean; dpop?: DpopChallenge }
+  | { scheme: 'Bearer'; realm?: string; scope?: string; bare?: boolean; dpop?: DpopChallenge; acrValues?: string; maxAge?: number }
   | { scheme: 'none' };
 
 /**

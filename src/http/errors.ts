@@ -94,6 +94,9 @@ function bearerChallenge(e: GatehouseError, realm: string, challenge: Extract<Ch
   const dpop = challenge?.dpop;
   if (!challenge?.bare && !dpop?.primary) attrs.push(...errorAttributes(e, undefined));
   if (challenge?.scope && !dpop?.primary) attrs.push(`scope=${quoted(challenge.scope)}`);
+  // RFC 9470 §3: what a new token's authentication must meet.
+  if (challenge?.acrValues) attrs.push(`acr_values=${quoted(challenge.acrValues)}`);
+  if (challenge?.maxAge !== undefined) attrs.push(`max_age=${Math.max(0, Math.floor(challenge.maxAge))}`);
   const bearer = `Bearer ${attrs.join(', ')}`;
   return dpop ? `${bearer}, ${dpopChallenge(e, dpop, challenge?.scope)}` : bearer;
 }
@@ -114,7 +117,7 @@ export function oauthAnswer(e: GatehouseError): ErrorAnswer {
   return { status: e.status, headers: retryAfter(e, headers), body: e.toJSON() };
 }
 
-const CHALLENGED = new Set(['invalid_request', 'invalid_token', 'insufficient_scope', 'invalid_dpop_proof', 'use_dpop_nonce']);
+const CHALLENGED = new Set(['invalid_request', 'invalid_token', 'insufficient_scope', 'invalid_dpop_proof', 'use_dpop_nonce', 'insufficient_user_authentication']);
 
 /**
  * The resource server (RFC 6750 §3): status, `WWW-Authenticate` challenge for

@@ -3,10 +3,15 @@ import { bearerErrorResponse } from '../http/errors.js';
 import type { Params } from '../core/params.js';
 import type { VerifiedToken } from '../core/resource/token.js';
 import { BearerGuard, type GatehouseAuthOptions, type ScopeSpec } from './options.js';
+import { requireMembership } from '../core/resource/step-up.js';
 import { publishResourceMetadata } from './resource-metadata.js';
 
-/** Per-route setting: the scope the route needs, or `false` for a public route. */
-export type RouteAuth = false | { scope?: ScopeSpec };
+/**
+ * Per-route setting: the scope the route needs, the authentication level and
+ * age (RFC 9470; default the plugin's `acr`/`maxAge`), the role or group the
+ * token must carry (403 `insufficient_scope` otherwise), or `false` for a public route.
+ */
+export type RouteAuth = false | { scope?: ScopeSpec; acr?: string; maxAge?: number; role?: string; group?: string };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -46,7 +51,9 @@ export const gatehouseFastify: FastifyPluginAsync<GatehouseAuthOptions> = async 
         clientCertThumbprint: guard.clientCertificate(req.raw),
         dpop: req.headers.dpop,
         url: guard.requestUrl(req.raw),
-      }, route?.scope);
+      }, route?.scope, ...(route?.acr !== undefined || route?.maxAge !== undefined ? [{ acr: route.acr, maxAge: route.maxAge }] : []));
+      if (route?.role !== undefined) requireMembership(req.auth, 'roles', route.role);
+      if (route?.group !== undefined) requireMembership(req.auth, 'groups', route.group);
     } catch (e) {
       return sendBearerError(reply, e, guard.realm);
     }

@@ -10,7 +10,8 @@
  *   app.get('/notes', requireToken('notes:read'), (req, res) => res.json({ owner: req.auth.subject }));
  */
 export { gatehouseFastify, sendBearerError as sendFastifyBearerError, type RouteAuth } from './fastify.js';
-export { gatehouseMiddleware, type GuardedRequest } from './node.js';
+export { gatehouseMiddleware, requireGroup, requireRole, type GuardedRequest } from './node.js';
+export { requireAuthentication, requireMembership, type StepUpRule } from '../core/resource/step-up.js';
 export { gatehouseResourceMetadata, type ResourceMetadataOption } from './resource-metadata.js';
 export { BearerGuard, createVerifier, type GatehouseAuthOptions, type ScopeSpec } from './options.js';
 export {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { invalidRequest } from '../core/errors.js';
+import { invalidRequest, missingToken } from '../core/errors.js';
+import { requireMembership, type StepUpRule } from '../core/resource/step-up.js';
 import type { Params } from '../core/params.js';
 import { bearerErrorResponse } from '../http/errors.js';
 import type { VerifiedToken } from '../core/resource/token.js';
@@ -56,10 +57,11 @@ export function sendBearerError(res: ServerResponse, err: unknown, realm: string
  *   app.get('/notes', requireToken('notes:read'), handler);   // req.auth is the token
  *
  * A failed check answers right away (RFC 6750 §3) and does not call `next`.
+ * `stepUp` (`{ acr, maxAge }`, RFC 9470) replaces the options' for one route.
  */
 export function gatehouseMiddleware(opts: GatehouseAuthOptions) {
   const guard = new BearerGuard(opts);
-  return (scope?: ScopeSpec) => (req: GuardedRequest, res: ServerResponse, next: Next): void => {
+  return (scope?: ScopeSpec, stepUp?: StepUpRule) => (req: GuardedRequest, res: ServerResponse, next: Next): void => {
     (async () => {
       await readForm(req);
       req.auth = await guard.authenticate({
@@ -72,7 +74,30 @@ export function gatehouseMiddleware(opts: GatehouseAuthOptions) {
         clientCertThumbprint: guard.clientCertificate(req),
         dpop: req.headers.dpop,
         url: guard.requestUrl(req),
-      }, scope);
+      }, scope, ...(stepUp ? [stepUp] : []));
     })().then(() => next(), (e: unknown) => sendBearerError(res, e, guard.realm, guard.resourceMetadata?.url));
   };
 }
+
+function membership(claim: 'roles' | 'groups', name: string, realm: string) {
+  return (req: GuardedRequest, res: ServerResponse, next: Next): void => {
+    try {
+      if (!req.auth) throw missingToken();
+      requireMembership(req.auth, claim, name);
+    } catch (e) {
+      sendBearerError(res, e, realm);
+      return;
+    }
+    next();
+  };
+}
+
+/**
+ * After the token middleware: the token must carry `roles` with `name`
+ * (scope `roles`); otherwise 403 `insufficient_scope` (RFC 6750 §3.1).
+ *
+ *   app.post('/deploy', requireToken('roles'), requireRole('deployer'), handler);
+ */
+export const requireRole = (name: string, realm = 'gatehouse') => membership('roles', name, realm);
+/** As `requireRole`, for the `groups` claim (scope `groups`). */
+export const requireGroup = (name: string, realm = 'gatehouse') => membership('groups', name, realm);

@@ -14,6 +14,7 @@ import { IntrospectionVerifier } from '../core/resource/introspection.js';
 import { RemoteJwks } from '../core/resource/jwks.js';
 import { JwtVerifier } from '../core/resource/jwt.js';
 import { requireScope, scopeRule, type ScopeRule } from '../core/resource/scope.js';
+import { requireAuthentication, type StepUpRule } from '../core/resource/step-up.js';
 import { peerCertificateThumbprint } from './tls.js';
 import { publishedMetadata, type PublishedMetadata, type ResourceMetadataOption } from './resource-metadata.js';
 import type { AccessTokenVerifier, VerifiedToken } from '../core/resource/token.js';
@@ -67,6 +68,16 @@ export interface GatehouseAuthOptions {
    * `DPoP` proof; DPoP-bound tokens are refused as bearer tokens.
    */
   dpop?: DpopOptions;
+  /**
+   * Step-up (RFC 9470): the lowest authentication level a token's `acr` must
+   * show (`urn:gatehouse:acr:password` < `urn:gatehouse:acr:mfa` <
+   * `urn:gatehouse:acr:phishing-resistant`), and at most how many seconds ago
+   * the person authenticated (`auth_time`). Below: 401
+   * `insufficient_user_authentication` with `acr_values` / `max_age`, which
+   * the client sends to the authorization endpoint to get a new token.
+   */
+  acr?: string;
+  maxAge?: number;
 }
 
 export interface DpopOptions {
@@ -149,6 +160,7 @@ export class BearerGuard {
   readonly requestUrl: (req: IncomingMessage) => string;
   private readonly dpop: DpopVerifier;
   private readonly clock: Clock;
+  private readonly stepUp: StepUpRule;
 
   constructor(opts: GatehouseAuthOptions) {
     this.realm = opts.realm ?? 'gatehouse';
@@ -158,9 +170,11 @@ export class BearerGuard {
     this.clock = opts.clock ?? systemClock;
     this.requestUrl = opts.dpop?.url ?? defaultRequestUrl;
     this.dpop = dpopVerifier(opts.dpop, this.clock);
+    this.stepUp = { ...(opts.acr !== undefined ? { acr: opts.acr } : {}), ...(opts.maxAge !== undefined ? { maxAge: opts.maxAge } : {}) };
   }
 
-  async authenticate(req: BearerRequest, scope?: ScopeSpec): Promise<VerifiedToken> {
+  /** `stepUp`: a route's own level and age, in place of the options' (RFC 9470). */
+  async authenticate(req: BearerRequest, scope?: ScopeSpec, stepUp: StepUpRule = this.stepUp): Promise<VerifiedToken> {
     let presented: PresentedToken | undefined;
     try {
       presented = extractAccessToken(req);
@@ -168,6 +182,7 @@ export class BearerGuard {
       checkCertificateBinding(token, req.clientCertThumbprint);
       await checkDpopBinding(token, presented, req, this.dpop);
       requireScope(token.scope, scopeRule(scope));
+      requireAuthentication(token, stepUp, this.clock.now());
       return token;
     } catch (e) {
       const nonces = this.dpop.nonces;

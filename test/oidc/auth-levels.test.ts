@@ -103,7 +103,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const base = { redirect_uri: REDIRECT, scope: 'openid', state: 's', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
       const agent = new Agent(server.url);
       assert.equal((await agent.login(ana.username, ana.password)).status, 303);
-      for (const extra of [{ acr_values: MFA_LEVEL, prompt: 'none' }, { acr_values: 'urn:example:gold' }]) {
+      for (const extra of [{ acr_values: MFA_LEVEL, prompt: 'none' }, { acr_values: 'urn:example:gold' }] as Record<string, string>[]) {
         const res = await agent.get(String(oidc.buildAuthorizationUrl(config, { ...base, ...extra })).replace(server.url, ''));
         assert.equal(res.status, 302);
         const back = new URL(res.headers.get('location')!);

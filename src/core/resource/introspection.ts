@@ -2,7 +2,7 @@ import type { OutboundHttp } from '../outbound.js';
 import type { Clock } from '../ports.js';
 import { invalidToken, unavailable } from './errors.js';
 import { certBinding } from './binding.js';
-import { audienceMatches, splitScope, userOf, type AccessTokenVerifier, type VerifiedToken } from './token.js';
+import { audienceMatches, personClaims, splitScope, userOf, type AccessTokenVerifier, type VerifiedToken } from './token.js';
 
 export interface IntrospectionOptions {
   /** The authorization server's introspection endpoint (Gatehouse: {auth_url}/oauth/check_token). */
@@ -73,6 +73,7 @@ export class IntrospectionVerifier implements AccessTokenVerifier {
       ...(typeof body.iat === 'number' ? { iat: body.iat } : {}),
       jti: typeof body.jti === 'string' ? body.jti : undefined,
       ...certBinding(body.cnf),
+      ...personClaims(body),
       via: 'introspection',
     };
   }

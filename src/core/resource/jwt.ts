@@ -3,7 +3,7 @@ import { JwtRejected, verifyJwt, type RejectReason } from '../jwt-verify.js';
 import { certBinding } from './binding.js';
 import { invalidToken } from './errors.js';
 import type { KeySource } from './jwks.js';
-import { splitScope, userOf, type AccessTokenVerifier, type VerifiedToken } from './token.js';
+import { personClaims, splitScope, userOf, type AccessTokenVerifier, type VerifiedToken } from './token.js';
 
 export interface JwtVerifierOptions {
   keys: KeySource;
@@ -70,6 +70,7 @@ export class JwtVerifier implements AccessTokenVerifier {
       ...(typeof c.iat === 'number' ? { iat: c.iat } : {}),
       jti: typeof c.jti === 'string' ? c.jti : undefined,
       ...certBinding(c.cnf),
+      ...personClaims(c),
       via: 'jwt',
     };
   }

@@ -17,6 +17,26 @@ export interface VerifiedToken {
   dpopJkt?: string;
   /** How it was checked. */
   via: 'jwt' | 'table' | 'introspection';
+  /** RFC 9470 §6: the person's authentication level and time (Unix seconds), when the token says. */
+  acr?: string;
+  authTime?: number;
+  /** Scopes `groups` and `roles` (issue 28): the names, when the token carries them. */
+  roles?: string[];
+  groups?: string[];
+}
+
+const names = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+
+/** `acr`, `auth_time`, `roles` and `groups` from a JWT's claims or an introspection answer. */
+export function personClaims(c: Record<string, unknown>): Pick<VerifiedToken, 'acr' | 'authTime' | 'roles' | 'groups'> {
+  const roles = names(c.roles);
+  const groups = names(c.groups);
+  return {
+    ...(typeof c.acr === 'string' ? { acr: c.acr } : {}),
+    ...(typeof c.auth_time === 'number' ? { authTime: c.auth_time } : {}),
+    ...(roles ? { roles } : {}),
+    ...(groups ? { groups } : {}),
+  };
 }
 
 /**
