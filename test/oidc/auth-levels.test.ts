@@ -99,6 +99,34 @@ for (const { kind, skip } of await databaseKinds()) {
       }
     });
 
+    it('a password session whose person has a second factor is asked for that step only, then has acr mfa (the same sid)', async () => {
+      const cleo = await person(server, 'cleo');
+      const agent = new Agent(server.url);
+      assert.equal((await agent.login(cleo.username, cleo.password)).status, 303);
+      // Enrolled after signing in: the session stays at the password level.
+      const { recoveryCodes } = await enrolTotp(agent);
+      const first = await signIn(config, agent, cleo, 'openid');
+      assert.equal(first.tokens.claims()!.acr, PASSWORD_LEVEL);
+      const verifier = oidc.randomPKCECodeVerifier();
+      const nonce = oidc.randomNonce();
+      const url = await oidc.buildAuthorizationUrlWithPAR(config, {
+        redirect_uri: REDIRECT, scope: 'openid', nonce, acr_values: MFA_LEVEL,
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      });
+      const asked = await agent.get(`${url.pathname}${url.search}`);
+      assert.equal(asked.status, 303);
+      assert.equal(asked.headers.get('location'), '/login/second-step', 'not the password form');
+      const page = await (await agent.get('/login/second-step')).text();
+      const passed = await agent.post('/login/second-step', { ...formFor(page, '/login/second-step'), code: recoveryCodes[0]! });
+      assert.equal(passed.status, 303);
+      const back = await agent.get(passed.headers.get('location')!);
+      assert.equal(back.status, 302);
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(back.headers.get('location')!), { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
+      assert.equal(tokens.claims()!.acr, MFA_LEVEL);
+      assert.deepEqual(tokens.claims()!.amr, ['pwd', 'otp', 'mfa']);
+      assert.equal(tokens.claims()!.sid, first.tokens.claims()!.sid);
+    });
+
     it('prompt=none or only unknown levels: unmet_authentication_requirements without a page', async () => {
       const base = { redirect_uri: REDIRECT, scope: 'openid', state: 's', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
       const agent = new Agent(server.url);

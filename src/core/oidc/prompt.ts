@@ -36,7 +36,8 @@ export function parseAuthenticationParams(params: Params): AuthenticationParams 
 export const ACR_ATTEMPT = 'gh_acr_attempt';
 
 export type AuthorizationStep =
-  | { next: 'login' }
+  /** `stepUp`: the session is fine but below `acr_values`; only the missing factor need be asked for. */
+  | { next: 'login'; stepUp?: true }
   | { next: 'consent' }
   | { next: 'approve' }
   | { next: 'error'; error: GatehouseError };
@@ -67,7 +68,7 @@ export async function authorizationStep(
     // (OpenID Connect Core 1.0 errata set 2, §3.1.2.6; RFC 9470 §4).
     const unreachable = !req.acrValues.some((v) => acrRank(v) >= 0);
     if (silent || acrAttempted || unreachable) return { next: 'error', error: new GatehouseError('unmet_authentication_requirements', 'the requested authentication level cannot be met') };
-    return { next: 'login' };
+    return { next: 'login', stepUp: true };
   }
   if (req.prompt.includes('consent') || (await consentNeeded())) {
     return silent ? { next: 'error', error: new GatehouseError('consent_required', 'the user must approve this application') } : { next: 'consent' };

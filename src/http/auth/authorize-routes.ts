@@ -9,6 +9,7 @@ import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { consentPage } from '../pages/pages.js';
 import { AUTHORIZE_PATHS } from './oauth-routes.js';
 import { currentSession } from './session-cookie.js';
+import { startSecondStep } from './second-step-routes.js';
 import { PARAMS, formBody } from '../input.js';
 import { consumePushed, pushedRequest } from './par-routes.js';
 import { ACR_ATTEMPT, afterReauthentication, authorizationStep } from '../../core/oidc/prompt.js';
@@ -116,7 +117,10 @@ export async function authorizeRoutes(app: FastifyInstance, gh: Gatehouse): Prom
     }
     const path = req.url.split('?')[0]!;
     // A POSTed request comes back after sign-in as the same request sent by GET.
-    if (step.next === 'login' || !current) return loginRedirect(reply, afterReauthentication(req.method === 'GET' ? req.url : `${path}?${queryOf(params)}`, ar.authentication.acrValues !== undefined), status, ar.loginHint);
+    const back = afterReauthentication(req.method === 'GET' ? req.url : `${path}?${queryOf(params)}`, ar.authentication.acrValues !== undefined);
+    // Issue 28: a session below acr_values whose person has a second factor is asked for that step only.
+    if (step.next === 'login' && step.stepUp && current && (await gh.mfa.factors.required(current.user.id))) return startSecondStep(gh, req, reply, current.user, back);
+    if (step.next === 'login' || !current) return loginRedirect(reply, back, status, ar.loginHint);
     const user = signedInUser(current);
     if (step.next === 'approve') {
       if (!(await consumePushed(gh, reply, pushed))) return reply;

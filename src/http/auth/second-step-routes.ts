@@ -3,6 +3,7 @@ import type { User } from '../../core/model.js';
 import { single, type Params } from '../../core/params.js';
 import { csrfToken, csrfValid } from '../../core/sessions.js';
 import type { StepOutcome } from '../../core/mfa/second-step.js';
+import type { AuthMethod } from '../../core/oidc/acr.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { isForm, sendErrorPage, sendPage } from '../common.js';
 import { PAGE_HEADERS } from '../errors.js';
@@ -74,7 +75,10 @@ export async function secondStepRoutes(app: FastifyInstance, gh: Gatehouse): Pro
   const finish = async (req: FastifyRequest, reply: FastifyReply, outcome: StepOutcome) => {
     if (outcome.ok) {
       reply.clearCookie(pendingCookie(gh), cookieOptions(gh));
-      const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent'], { username: outcome.user.username, ip: outcome.ip }, ['pwd', outcome.method]);
+      // A step-up of a signed-in session (acr_values) keeps how it signed in first; a new sign-in's first factor was the password.
+      const before = await gh.sessions.resolve(req.cookies[sessionCookie(gh)]);
+      const first = before?.userId === outcome.user.id ? before.amr ?? ['pwd'] : ['pwd'];
+      const { id, ended } = await gh.sso.signIn(req.cookies[sessionCookie(gh)], outcome.user.id, req.headers['user-agent'], { username: outcome.user.username, ip: outcome.ip }, [...first, outcome.method] as AuthMethod[]);
       logUndelivered(req, ended);
       reply.setCookie(sessionCookie(gh), id, cookieOptions(gh, Math.floor(gh.sessions.ttlMs / 1000)));
       return reply.redirect(outcome.returnTo, 303);
