@@ -4,6 +4,7 @@ import * as jose from 'jose';
 import * as oidc from 'openid-client';
 import { Agent } from '../helpers/agent.js';
 import { databaseKinds } from '../helpers/db.js';
+import { dropRedisPrefix, freshRedisPrefix, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { enrolTotp, formFor, passwordStep, stepNow, totpCode } from '../mfa/support.js';
 import { REDIRECT, person, relyingParty, signIn, visit } from './support.js';
@@ -17,17 +18,23 @@ const MFA_LEVEL = 'urn:gatehouse:acr:mfa';
  * (RFC 9470 §6), and `acr_values` treated as required, through PAR too; with
  * openid-client on both databases.
  */
-for (const { kind, skip } of await databaseKinds()) {
-  describe(`authentication levels with openid-client (${kind})`, { skip }, () => {
+const redis = await redisAvailable();
+const variants = [
+  ...(await databaseKinds()).map((k) => ({ ...k, label: k.kind as string, redis: false })),
+  { kind: 'sqlite' as const, skip: redis ? false : 'Redis is not reachable', label: 'sqlite with sessions in Redis', redis: true },
+];
+for (const { kind, skip, label, redis: inRedis } of variants) {
+  describe(`authentication levels with openid-client (${label})`, { skip }, () => {
     let server: TestServer;
     let ana: Awaited<ReturnType<typeof person>>;
     let ben: Awaited<ReturnType<typeof person>>;
     let config: oidc.Configuration;
     /** Ben's browser, signed in with password and authenticator app. */
     let benAgent: Agent;
+    const prefix = inRedis ? freshRedisPrefix() : undefined;
 
     before(async () => {
-      server = await startServer({ db: kind });
+      server = await startServer({ db: kind, ...(prefix ? { env: { GATEHOUSE_REDIS_URL: REDIS_URL, GATEHOUSE_REDIS_PREFIX: prefix } } : {}) });
       ana = await person(server, 'ana');
       ben = await person(server, 'ben');
       const enrolling = new Agent(server.url);
@@ -40,7 +47,10 @@ for (const { kind, skip } of await databaseKinds()) {
       const client = await server.createClient({ redirectUris: [REDIRECT], scope: 'openid offline_access', trusted: true, introspect: true });
       config = await relyingParty(server, client.id, client.secret);
     });
-    after(() => server.close());
+    after(async () => {
+      await server.close();
+      if (prefix) await dropRedisPrefix(prefix);
+    });
 
     it('discovery lists the levels, lowest first, and the claims', () => {
       const meta = config.serverMetadata();
