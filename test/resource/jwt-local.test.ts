@@ -4,6 +4,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { TestClock } from '../helpers/clock.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { assertBearerError, callUser, seed } from './support.js';
+import { PUBLISH_DELAY_MS } from '../../src/core/oauth/keys.js';
 
 const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
@@ -74,6 +75,8 @@ describe('resource server /user, local JWT verification', () => {
     const signedByOld = await s.token('user'); // not shown to the API yet
     const ttl = server.gh.oauth.accessTokenTtl * 1000;
     await server.gh.keys.rotate(clock.now() + ttl);
+    // A new key signs only once every process can have published it (PUBLISH_DELAY_MS, src/core/oauth/keys.ts).
+    clock.advance(PUBLISH_DELAY_MS);
     const signedByNew = await s.token('user');
     assert.notEqual(JSON.parse(Buffer.from(signedByNew.split('.')[0]!, 'base64url').toString()).kid,
       JSON.parse(Buffer.from(signedByOld.split('.')[0]!, 'base64url').toString()).kid);
