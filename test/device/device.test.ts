@@ -202,7 +202,7 @@ for (const { kind, skip } of await databaseKinds()) {
       const res = await start();
       const seen = await lastId(carol.chat);
       assert.equal((await enterCode(carol.browser, res.user_code)).status, 200);
-      const msg = await nextMessage(carol.chat, seen, /access as Living-room TV/);
+      const msg = await nextMessage(carol.chat, seen, /access as App “Living-room TV”/);
       assert.match(msg.text, /openid user/);
       assert.deepEqual(buttonsOf(msg).map((b) => b.text), ['Approve', 'Deny']);
       // Dave's chat client refuses data that is on no button of the message…
