@@ -64,7 +64,7 @@ describe('sample website (HTTP)', () => {
     const t = await tokenOf(browserAtSite);
     assert.equal(t.refresh_at, t.expires_at - 30_000);
     const profile = await fetch(`${server.apiUrl}/user`, { headers: { authorization: `Bearer ${t.access_token}` } });
-    assert.deepEqual(await profile.json(), { username: 'alice', name: 'Alice Liddell', email: 'alice@example.com' });
+    assert.deepEqual(await profile.json(), { username: 'alice', name: 'Alice Liddell', email: 'alice@example.com', email_verified: false });
   });
 
   it('refreshes on its server 30 seconds before expiry, once for concurrent callers', async () => {

@@ -129,7 +129,6 @@ describe('authorization endpoint input', () => {
     ['malformed JSON', () => ({ body: '{"approve":', type: 'application/json' }), 400],
     ['text/plain', () => ({ body: q({ ...f.ok, csrf_token: csrf, approve: 'true' }), type: 'text/plain' }), 400],
     ['oversized form', () => ({ body: q({ ...f.ok, csrf_token: csrf, approve: 'true', pad: long(70_000) }), type: FORM }), 413],
-    ['no CSRF token', () => ({ body: q({ ...f.ok, approve: 'true' }), type: FORM }), 403],
     ['repeated CSRF token', () => ({ body: q({ ...f.ok, csrf_token: [csrf, csrf], approve: 'true' }), type: FORM }), 403],
     ['missing approve', () => ({ body: q({ ...f.ok, csrf_token: csrf }), type: FORM }), 400],
     ['approve neither true nor false', () => ({ body: q({ ...f.ok, csrf_token: csrf, approve: 'yes' }), type: FORM }), 400],
@@ -143,6 +142,15 @@ describe('authorization endpoint input', () => {
       }
     });
   }
+
+  it('a form POST without the consent CSRF field is an authorization request (OIDC Core §3.1.2.1): the consent page again, nothing decided', async () => {
+    for (const path of ['/oauth2', '/login/oauth/authorize']) {
+      const res = await agent.request(path, { method: 'POST', headers: { 'content-type': FORM }, body: q({ ...f.ok, approve: 'true' }) });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('location'), null, 'no redirect to the client: no code was issued');
+      assert.match(await res.text(), /name="approve" value="true"/);
+    }
+  });
 
   it('a decision posted while signed out goes to the login page, not to the client', async () => {
     const res = await fetch(`${server.url}/oauth2`, { method: 'POST', headers: { 'content-type': FORM }, body: q({ ...f.ok, approve: 'true' }), redirect: 'manual' });

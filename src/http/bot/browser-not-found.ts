@@ -8,12 +8,12 @@ import { stylesheet } from '../pages/style.js';
  * A person who mistypes an address on the bot port ({bot_api_url}) gets a
  * page leading to the chat page, not the Bot API's JSON. Only a browser's
  * navigation qualifies: GET or HEAD asking for text/html, outside the Bot
- * API's own paths (/bot<token>/…, /file/bot<token>/…), so Bot API clients
- * keep their `{ok:false,error_code:404}` whatever they send.
+ * API's own paths (/bot<token>/…, /file/bot<token>/…) and the chat client
+ * API's (/client/…), so their clients keep their JSON whatever they send.
  */
 export function wantsPage(req: FastifyRequest): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  if (/^\/(file\/)?bot/i.test(req.url)) return false;
+  if (/^\/((file\/)?bot|client(\/|$|\?))/i.test(req.url)) return false;
   return (req.headers.accept ?? '').includes('text/html');
 }
 
