@@ -70,15 +70,21 @@ describe('browser-facing protections', () => {
 
   // Guards `csrfValid(current.id, CONSENT, body.csrf_token)` in src/http/auth/authorize-routes.ts.
   describe('consent form CSRF', () => {
-    for (const [name, token] of [['without a token', undefined], ['with a wrong token', 'forged'], ['with an empty token', '']] as const) {
+    for (const [name, token] of [['with a wrong token', 'forged'], ['with an empty token', '']] as const) {
       it(`a decision ${name} is refused with 403 and no code`, async () => {
         const form = await consentForm(agent);
-        const fields = { ...form.fields, approve: 'true' } as Record<string, string>;
-        if (token === undefined) delete fields.csrf_token;
-        else fields.csrf_token = token;
-        await expectErrorPage(await agent.post(form.action, fields), 403);
+        await expectErrorPage(await agent.post(form.action, { ...form.fields, approve: 'true', csrf_token: token }), 403);
       });
     }
+    it('a form without the token is no decision: an authorization request (OIDC Core §3.1.2.1), answered with the consent page and no code', async () => {
+      const form = await consentForm(agent);
+      const fields = { ...form.fields, approve: 'true' } as Record<string, string>;
+      delete fields.csrf_token;
+      const res = await agent.post(form.action, fields);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('location'), null);
+      assert.match(await res.text(), /name="csrf_token"/);
+    });
     it("a token from another person's session is refused", async () => {
       const other = await signedIn(server, 'noah');
       const client = await server.createClient({});

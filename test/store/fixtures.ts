@@ -54,7 +54,7 @@ export const aClient = (over: Partial<Client> = {}): Client => ({
 
 export const aUser = (over: Partial<User> = {}): User => ({
   id: id(), username: `user_${randomUUID().slice(0, 8)}`, email: 'someone@example.test', name: null,
-  passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', createdAt: T, lockedAt: null, tokensValidAfter: null, ...over,
+  passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', createdAt: T, lockedAt: null, tokensValidAfter: null, emailVerified: false, ...over,
 });
 
 export const aCode = (over: Partial<AuthorizationCode> = {}): AuthorizationCode => ({

@@ -6,7 +6,7 @@ import { T } from '../fixtures.js';
 import type { StoreFactory, SuiteOptions } from './suite.js';
 
 const aSignIn = (over: Partial<SignIn> = {}): SignIn => ({
-  familyId: randomUUID(), sid: 'sid-1', clientId: 'client-a', userId: 'user-1', authTime: T, createdAt: T, endedAt: null, ...over,
+  familyId: randomUUID(), sid: 'sid-1', clientId: 'client-a', userId: 'user-1', authTime: T, createdAt: T, endedAt: null, claims: null, ...over,
 });
 
 /** SignInStore (single sign-on and single logout): what each session signed in to. */
