@@ -10,6 +10,7 @@ import { chatCallbackData, type ChatActionOutcome, type ChatActions, type ChatPr
 import type { CodeCheck } from '../mfa/factors.js';
 import type { PasswordReset, UserAccountStore, UserAccountTransactions } from './user-accounts-ports.js';
 import type { UserAccounts } from './user-accounts.js';
+import { waitForTap } from '../mfa/wait-for-tap.js';
 
 /** An e-mailed link works 30 minutes (issue 26, item 4). */
 export const RESET_LINK_TTL_MS = 30 * 60_000;
@@ -20,7 +21,6 @@ export const RESET_CHAT_TTL_MS = 15 * 60_000;
 export const RESET_MIN_ANSWER_MS = 600;
 export const RESET_PREFIX = 'reset';
 const NOT_ME = 'n';
-const RECHECK_MS = 250;
 
 export const resetTopic = (approvalId: string) => `reset-approval:${approvalId}`;
 
@@ -196,24 +196,7 @@ export class PasswordRecovery {
     const first = await this.get(token);
     const a = first?.approval;
     if (!a) return 'expired';
-    const deadline = Date.now() + ms;
-    let wake: (() => void) | undefined;
-    const off = this.deps.wakeups.subscribe(resetTopic(a.id), () => wake?.());
-    const abort = () => wake?.();
-    signal.addEventListener('abort', abort, { once: true });
-    try {
-      for (;;) {
-        const state = (await this.get(token))?.approval?.state ?? 'expired';
-        if (state !== 'waiting' || signal.aborted || Date.now() >= deadline) return state;
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, Math.min(RECHECK_MS, Math.max(0, deadline - Date.now())));
-          wake = () => (clearTimeout(t), resolve());
-        });
-      }
-    } finally {
-      signal.removeEventListener('abort', abort);
-      off();
-    }
+    return waitForTap(this.deps.wakeups, resetTopic(a.id), async () => (await this.get(token))?.approval?.state ?? 'expired', Date.now() + ms, signal);
   }
 
   async form(token: string | undefined): Promise<FormState> {

@@ -6,11 +6,10 @@ import type { Wakeups } from '../bot/wakeups.js';
 import { ChatApproval, approvalTopic } from './approval.js';
 import type { SecondFactors } from './factors.js';
 import type { MfaStore, PendingLogin } from './ports.js';
+import { waitForTap } from './wait-for-tap.js';
 
 /** How long the second-step page may wait: a few minutes to open an app or find a recovery code. */
 export const PENDING_TTL_MS = 5 * 60_000;
-/** A waiting page re-reads storage this often, for a press handled by another process. */
-const RECHECK_MS = 250;
 
 export type StepOutcome =
   /** ip: the address the sign-in began from, for user.login.succeeded (recorded with the session, src/core/oidc/sso.ts). */
@@ -104,24 +103,6 @@ export class SecondStep {
     const first = await this.get(token);
     const a = first?.approval;
     if (!first || !a) return 'expired';
-    const deadline = Date.now() + ms;
-    let wake: (() => void) | undefined;
-    const off = this.deps.wakeups.subscribe(approvalTopic(a.id), () => wake?.());
-    const abort = () => wake?.();
-    signal.addEventListener('abort', abort, { once: true });
-    try {
-      for (;;) {
-        const p = await this.get(token);
-        const state = p?.approval?.state ?? 'expired';
-        if (state !== 'waiting' || signal.aborted || Date.now() >= deadline) return state;
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, Math.min(RECHECK_MS, Math.max(0, deadline - Date.now())));
-          wake = () => (clearTimeout(t), resolve());
-        });
-      }
-    } finally {
-      signal.removeEventListener('abort', abort);
-      off();
-    }
+    return waitForTap(this.deps.wakeups, approvalTopic(a.id), async () => (await this.get(token))?.approval?.state ?? 'expired', Date.now() + ms, signal);
   }
 }
