@@ -165,8 +165,6 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
   }
   // A worker's line is not the one a process manager waits for: the primary logs that once all serve.
   const served = { authUrl, apiUrl: config.roles.has('api') ? apiUrl : undefined, botUrl: bot?.url };
-  logReady(logger, config, served, {}, worker ? `worker ${worker.slot} serving` : undefined);
-  if (!config.adminToken) logger.info('admin HTTP API disabled: set GATEHOUSE_ADMIN_TOKEN to enable it');
 
   // Notifications (role `worker`): started after the listeners, so {bot_api_url} is known.
   // Loaded with the role only (it brings the delivery code and its metrics).
@@ -197,6 +195,10 @@ export async function startGatehouse(configured: Config, opts: GatehouseOptions 
     }
     if (metrics) logger.info({ metrics_url: `${metrics.url}/metrics` }, `Prometheus metrics at ${metrics.url}/metrics`);
   }
+  // The line a process manager (and a test) waits for comes last: once it is printed, everything has
+  // started, and `serve` installs its SIGTERM handler in the same turn (src/cli/serve.ts).
+  logReady(logger, config, served, {}, worker ? `worker ${worker.slot} serving` : undefined);
+  if (!config.adminToken) logger.info('admin HTTP API disabled: set GATEHOUSE_ADMIN_TOKEN to enable it');
   worker?.ready(served);
 
   return {
