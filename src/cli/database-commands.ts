@@ -5,9 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config.js';
-import { createClient, createUser, describeClient } from '../core/admin.js';
+import { createClient, createUserRecorded, describeClient } from '../core/admin.js';
 import { invalidRequest } from '../core/errors.js';
-import { recordEvent } from '../core/notify/record.js';
 import { systemClock } from '../core/ports.js';
 import { KeyRing } from '../core/oauth/keys.js';
 import { argon2Hasher } from '../infra/argon2.js';
@@ -50,12 +49,7 @@ async function userCreate(args: string[]): Promise<void> {
   const password = await readStdin();
   const config = configFrom(values);
   const user = await withStorage(config, async (s) => {
-    // The account and its user.created event in one transaction (the outbox commits with the change).
-    const u = await s.transaction(async (tx) => {
-      const made = await createUser(tx, argon2Hasher(), systemClock, { username: String(values.username ?? ''), email: String(values.email ?? ''), password, name: (values.name as string) ?? null });
-      await recordEvent(tx, 'user.created', { user_id: made.id, username: made.username, created_by: 'cli' }, made.createdAt);
-      return made;
-    });
+        const u = await createUserRecorded(s, argon2Hasher(), systemClock, { username: String(values.username ?? ''), email: String(values.email ?? ''), password, name: (values.name as string) ?? null }, 'cli');
     if (values.admin) await s.console.setAdmin(u.id, true);
     return u;
   });

@@ -188,7 +188,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 export interface UserInput {
   username: string;
   email: string;
-  password: string;
+  /** The password, or its hash when the caller already checked it against the policy and hashed it (UserAccounts.prepare). */
+  password: string | { readonly hash: string };
   name?: string | null;
 }
 
@@ -196,7 +197,8 @@ export async function createUser(stores: Pick<Stores, 'users'>, hasher: Password
   if (!USERNAME.test(input.username ?? '')) throw invalidRequest('username: 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit');
   if (!EMAIL.test(input.email ?? '') || input.email.length > 254) throw invalidRequest('email is not a valid address');
   // NIST SP 800-63B §5.1.1.2: at least 8 characters; long passphrases allowed.
-  if (typeof input.password !== 'string' || input.password.length < 8 || input.password.length > 1024) {
+  const prepared = typeof input.password === 'object' && input.password !== null ? input.password : undefined;
+  if (!prepared && (typeof input.password !== 'string' || input.password.length < 8 || input.password.length > 1024)) {
     throw invalidRequest('password must be 8 to 1024 characters');
   }
   if (await stores.users.findByUsername(input.username)) throw invalidRequest('username already taken');
@@ -205,9 +207,18 @@ export async function createUser(stores: Pick<Stores, 'users'>, hasher: Password
     username: input.username,
     email: input.email,
     name: input.name ?? null,
-    passwordHash: await hasher.hash(input.password),
+    passwordHash: prepared ? prepared.hash : await hasher.hash(input.password as string),
     createdAt: clock.now(),
   };
   await stores.users.create(user);
   return user;
+}
+
+/** An account and its `user.created` event in one transaction (the outbox commits with the change). */
+export function createUserRecorded(storage: Pick<Storage, 'transaction'>, hasher: PasswordHasher, clock: Clock, input: UserInput, createdBy: 'cli' | 'admin' | 'api'): Promise<User> {
+  return storage.transaction(async (tx) => {
+    const made = await createUser(tx, hasher, clock, input);
+    await recordEvent(tx, 'user.created', { user_id: made.id, username: made.username, created_by: createdBy }, made.createdAt);
+    return made;
+  });
 }

@@ -2,7 +2,7 @@ import { randomToken, sha256 } from '../crypto.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailOutbox } from '../mail/ports.js';
 import type { User } from '../model.js';
-import type { UserStore } from '../ports.js';
+import type { Transactional, UserStore } from '../ports.js';
 import { recordEvent, type Recorder } from '../notify/record.js';
 import type { EmailVerificationStore } from './verify-email-ports.js';
 
@@ -76,4 +76,16 @@ export async function completeEmailVerification(tx: VerifyCompleteStores, token:
   await recordEvent(tx, 'user.email_verified', { user_id: before.id, username: before.username, email: link.email, ip }, now);
   if (changed) await recordEvent(tx, 'user.updated', { user_id: before.id, username: before.username, fields: ['email'], ip, updated_by: 'self' }, now);
   return { ok: true, userId: before.id, username: before.username, email: link.email, changed };
+}
+
+/** A change of address asked for on the account page: the link and its message in one transaction of their own. */
+export function requestEmailChange(
+  storage: Transactional<VerifyStartStores>, mailer: Pick<Mailer, 'enabled' | 'enqueue' | 'site'>, user: Pick<User, 'id' | 'name'>, email: string, now: number,
+): Promise<VerifyStarted> {
+  return storage.transaction((tx) => startEmailVerification(mailer, tx, user, email, now));
+}
+
+/** A followed link (GET /account/verify-email): used up, and the address changed, in one transaction. */
+export function followEmailLink(storage: Transactional<VerifyCompleteStores>, token: string, now: number, ip: string): Promise<VerifyOutcome> {
+  return storage.transaction((tx) => completeEmailVerification(tx, token, now, ip));
 }

@@ -1,7 +1,7 @@
 import { conflict, notFound } from '../errors.js';
-import type { EventStore } from '../notify/ports.js';
+import type { DeliveryStatus, EventStore } from '../notify/ports.js';
 import type { Clock } from '../ports.js';
-import { MAIL_ENDPOINT_ID } from './ports.js';
+import { MAIL_ENDPOINT_ID, type MailDelivery, type MailOutbox } from './ports.js';
 
 /**
  * Sends a dead-lettered e-mail again, on a fresh schedule. Only a failed one:
@@ -17,4 +17,13 @@ export async function resendMail(events: EventStore, clock: Clock, id: string): 
 /** Sends again every dead-lettered e-mail queued at or after `since`. */
 export function replayFailedMail(events: EventStore, clock: Clock, since: number): Promise<number> {
   return events.deliveries.replayFailed(MAIL_ENDPOINT_ID, since, clock.now());
+}
+
+/** The console's list: the messages (all, or those of one status) and how many are dead letters. */
+export async function mailOverview(mail: Pick<MailOutbox, 'list'>, only?: DeliveryStatus): Promise<{ messages: MailDelivery[]; failed: number }> {
+  const [messages, failed] = await Promise.all([
+    mail.list({ limit: 100, ...(only ? { status: only } : {}) }),
+    only === 'failed' ? undefined : mail.list({ status: 'failed', limit: 100 }),
+  ]);
+  return { messages, failed: (failed ?? messages).length };
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { startEmailVerification } from '../../core/account/verify-email.js';
+import { requestEmailChange } from '../../core/account/verify-email.js';
 import { isMailAddress } from '../../core/mail/mailer.js';
 import { GatehouseError } from '../../core/errors.js';
 import { sessionSid } from '../../core/oidc/sso.js';
@@ -88,7 +88,7 @@ export async function accountProfileRoutes(app: FastifyInstance, gh: Gatehouse, 
     if (!(await recentAuthentication(gh, req, reply, ok.current, ok.body, { action: '/account/email', page: '/account' }))) return reply;
     // The address itself changes only when the link is followed (src/core/account/verify-email.ts).
     const user = ok.current.user;
-    await gh.storage.transaction((tx) => startEmailVerification(gh.mailer, tx, user, email, gh.clock.now()));
+    await requestEmailChange(gh.storage, gh.mailer, user, email, gh.clock.now());
     return reply.redirect('/account?done=email', 303);
   });
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { completeEmailVerification, VERIFY_EMAIL_PATH } from '../../core/account/verify-email.js';
+import { followEmailLink, VERIFY_EMAIL_PATH } from '../../core/account/verify-email.js';
 import { single, type Params } from '../../core/params.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { sendPage } from '../common.js';
@@ -23,7 +23,7 @@ export async function verifyEmailRoutes(app: FastifyInstance, gh: Gatehouse): Pr
       // A repeated token parameter: not a link we made.
     }
     const now = gh.clock.now();
-    const outcome = await gh.storage.transaction((tx) => completeEmailVerification(tx, token, now, req.ip));
+    const outcome = await followEmailLink(gh.storage, token, now, req.ip);
     if (!outcome.ok) return sendPage(reply, 400, emailLinkInvalidPage());
     const current = await currentSession(gh, req);
     return sendPage(reply, 200, emailVerifiedPage({ email: outcome.email, changed: outcome.changed, signedIn: current?.user.id === outcome.userId }));

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { replayFailedMail, resendMail } from '../../core/mail/admin.js';
+import { mailOverview, replayFailedMail, resendMail } from '../../core/mail/admin.js';
 import type { MailDelivery } from '../../core/mail/ports.js';
 import { DELIVERY_STATUSES } from '../../core/notify/endpoints.js';
 import type { DeliveryStatus } from '../../core/notify/ports.js';
@@ -38,8 +38,7 @@ export async function mailPages(app: FastifyInstance, gh: Gatehouse): Promise<vo
   const list = async (a: AdminRequest, q: Params, status = 200, notice?: Raw | string, error?: string) => {
     const wanted = field(q, 'status');
     const only = (DELIVERY_STATUSES as readonly string[]).includes(wanted ?? '') ? wanted as DeliveryStatus : undefined;
-    const messages = await gh.storage.mail.list({ limit: 100, ...(only ? { status: only } : {}) });
-    const failed = (await gh.storage.mail.list({ status: 'failed', limit: 100 })).length;
+    const { messages, failed } = await mailOverview(gh.storage.mail, only);
     const filter = (s: string | undefined, label: string) =>
       html`<a class="button small-link" href="${s ? `/admin/mail?status=${s}` : '/admin/mail'}"${only === s ? raw(' aria-current="page"') : ''}>${label}</a>`;
     return a.page(status, 'E-mail', { section: 'mail', notice, error }, html`<h1>E-mail</h1>

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { createUser } from '../../core/admin.js';
+import { createUserRecorded } from '../../core/admin.js';
 import { notFound } from '../../core/errors.js';
-import { recordEvent } from '../../core/notify/record.js';
 import type { Gatehouse } from '../../gatehouse.js';
 import { html } from '../pages/html.js';
 import { adminGate, csrfField, field, form, PAGE, pathId, refusal, type AdminRequest } from './guard.js';
@@ -118,9 +117,9 @@ ${gh.mailer.enabled
     const v = { username: field(a.body, 'username') ?? '', email: field(a.body, 'email') ?? '', name: field(a.body, 'name') || undefined };
     try {
       // The policy of every new password (src/core/account/password-policy.ts), then the account.
-      await gh.userAccounts.prepare(field(a.body, 'password') ?? '', v);
-      const user = await createUser(gh.storage, gh.hasher, gh.clock, { ...v, password: field(a.body, 'password') ?? '', name: v.name ?? null });
-      await recordEvent(gh.storage, 'user.created', { user_id: user.id, username: user.username, created_by: 'admin' }, gh.clock.now());
+      // Hashed once there; the account and its user.created event commit together.
+      const password = await gh.userAccounts.prepare(field(a.body, 'password') ?? '', v);
+      const user = await createUserRecorded(gh.storage, gh.hasher, gh.clock, { ...v, password, name: v.name ?? null }, 'admin');
       await a.record('user.create', { type: 'user', id: user.id });
       return manage(a, user.id, 201, `${user.username} was created with the temporary password.`);
     } catch (e) {
